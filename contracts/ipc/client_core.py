@@ -155,4 +155,3 @@ class ClientCore:
 
 def timeout_error(method: str, timeout: float) -> TimeoutError:
     return TimeoutError(f"{method} got no answer within {timeout:g} s")
-

@@ -14,53 +14,49 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Any
+from typing import Any, cast
 
 from contracts.ipc.client import JsonRpcClient, NotificationHandler
-from contracts.ipc.framing import DEFAULT_MAX_FRAME_BYTES, FrameTooLarge
+from contracts.ipc.framing import DEFAULT_MAX_FRAME_BYTES, READ_CHUNK_BYTES
 from contracts.ipc.handshake import (
+    HANDSHAKE_MAX_FRAME_BYTES,
+    HANDSHAKE_TIMEOUT_SECONDS,
     SECRET_ENV,
     HandshakeError,
     new_secret,
-    read_first_frame,
     verify_hello,
     welcome_frame,
 )
 
 logger = logging.getLogger(__name__)
 
+_Accepted = tuple[asyncio.Transport, "_Handshake"]
+
 
 class RuntimeListener:
     """Waits for one runtime to connect and prove the secret; everything else is cut."""
 
-    def __init__(self, directory: str, server: asyncio.Server, secret: str) -> None:
+    def __init__(self, directory: str, secret: str, handshake_timeout: float) -> None:
         self._directory = directory
-        self._server = server
         self.secret = secret
         self.name = os.path.join(directory, "s")
-        self._accepted: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]] = (
-            asyncio.get_running_loop().create_future()
-        )
+        self.handshake_timeout = handshake_timeout
         self.rejected = 0
+        self._server: asyncio.AbstractServer | None = None
+        self._accepted: asyncio.Future[_Accepted] = asyncio.get_running_loop().create_future()
 
     @classmethod
-    async def open(cls) -> RuntimeListener:
+    async def open(cls, *, handshake_timeout: float = HANDSHAKE_TIMEOUT_SECONDS) -> RuntimeListener:
         if sys.platform == "win32":
             raise RuntimeError("the asyncio listener is Unix-only; on Windows use --stdio or the desktop")
-        directory = tempfile.mkdtemp(prefix="cw-")  # mode 0700
-        listener: RuntimeListener | None = None
-
-        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            assert listener is not None
-            await listener._authenticate(reader, writer)
-
+        listener = cls(tempfile.mkdtemp(prefix="cw-"), new_secret(), handshake_timeout)  # dir is 0700
         try:
-            server = await asyncio.start_unix_server(on_connect, os.path.join(directory, "s"))
+            loop = asyncio.get_running_loop()
+            listener._server = await loop.create_unix_server(lambda: _Handshake(listener), listener.name)
+            os.chmod(listener.name, 0o600)
         except BaseException:
-            shutil.rmtree(directory, ignore_errors=True)
+            await listener.close()
             raise
-        os.chmod(os.path.join(directory, "s"), 0o600)
-        listener = cls(directory, server, new_secret())
         return listener
 
     def child_environment(self) -> dict[str, str]:
@@ -75,25 +71,46 @@ class RuntimeListener:
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     ) -> JsonRpcClient:
         """The authenticated runtime, as a client; the listening socket is gone afterwards."""
-        reader, writer, rest = await self.accept_stream(timeout=timeout)
-        return JsonRpcClient(
-            reader, writer, on_notification=on_notification, initial=rest, max_frame_bytes=max_frame_bytes
+        transport, handshake = await self._wait(timeout)
+        return JsonRpcClient.over_transport(
+            transport,
+            initial=handshake.take_rest(),
+            on_notification=on_notification,
+            max_frame_bytes=max_frame_bytes,
         )
 
     async def accept_stream(
         self, *, timeout: float = 10.0
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
-        """The authenticated runtime's raw stream and any bytes already read past the handshake."""
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """The authenticated runtime as a raw byte stream, for tests that speak bytes, not calls."""
+        transport, handshake = await self._wait(timeout)
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=READ_CHUNK_BYTES, loop=loop)
+        protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+        transport.set_protocol(protocol)
+        protocol.connection_made(transport)
+        reader.feed_data(handshake.take_rest())
+        return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+
+    async def _wait(self, timeout: float) -> _Accepted:
         async with asyncio.timeout(timeout):
             accepted = await asyncio.shield(self._accepted)
         await self.close()
         return accepted
 
+    @property
+    def has_runtime(self) -> bool:
+        return self._accepted.done()
+
+    def authenticated(self, transport: asyncio.Transport, handshake: _Handshake) -> None:
+        self._accepted.set_result((transport, handshake))
+
     async def close(self) -> None:
         """Stop listening and remove the socket and its directory."""
-        self._server.close()
-        with contextlib.suppress(Exception):
-            await self._server.wait_closed()
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
         shutil.rmtree(self._directory, ignore_errors=True)
 
     async def __aenter__(self) -> RuntimeListener:
@@ -104,19 +121,69 @@ class RuntimeListener:
         if not self._accepted.done():
             self._accepted.cancel()
 
-    async def _authenticate(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            if self._accepted.done():
-                raise HandshakeError("a runtime is already connected to this server")
-            frame, rest = await read_first_frame(reader)
-            nonce = verify_hello(self.secret, frame)
-            if self._accepted.done():  # another peer won while this one was authenticating
-                raise HandshakeError("a runtime is already connected to this server")
-            writer.write(welcome_frame(self.secret, nonce))
-            await writer.drain()
-        except (HandshakeError, FrameTooLarge, TimeoutError, ConnectionError, OSError) as exc:
-            self.rejected += 1
-            logger.warning("refused a local connection: %s", exc)
-            writer.close()
+
+class _Handshake(asyncio.Protocol):
+    """One incoming connection until it proves the secret (see :mod:`contracts.ipc.handshake`).
+
+    Reads at most 4 KiB and waits at most 5 s for the hello; anything else and it closes. Once the
+    runtime is authenticated it keeps whatever arrives until a client takes the transport over.
+    """
+
+    def __init__(self, listener: RuntimeListener) -> None:
+        self._listener = listener
+        self._transport: asyncio.Transport | None = None
+        self._buffer = b""
+        self._authenticated = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.Transport, transport)  # uvloop's are not subclasses
+        if self._listener.has_runtime:
+            self._refuse("a runtime is already connected to this server")
             return
-        self._accepted.set_result((reader, writer, rest))
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(self._listener.handshake_timeout, self._refuse, "no hello in time")
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        if self._authenticated:
+            return
+        frame, newline, rest = self._buffer.partition(b"\n")
+        if not newline:
+            if len(self._buffer) > HANDSHAKE_MAX_FRAME_BYTES:
+                self._refuse("hello larger than 4 KiB")
+            return
+        try:
+            if len(frame) > HANDSHAKE_MAX_FRAME_BYTES:
+                raise HandshakeError("hello larger than 4 KiB")
+            nonce = verify_hello(self._listener.secret, frame)
+            if self._listener.has_runtime:
+                raise HandshakeError("a runtime is already connected to this server")
+        except HandshakeError as exc:
+            self._refuse(str(exc))
+            return
+        self._cancel_timer()
+        self._authenticated = True
+        self._buffer = rest
+        assert self._transport is not None
+        self._transport.write(welcome_frame(self._listener.secret, nonce))
+        self._listener.authenticated(self._transport, self)
+
+    def take_rest(self) -> bytes:
+        rest, self._buffer = self._buffer, b""
+        return rest
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_timer()
+
+    def _refuse(self, reason: str) -> None:
+        self._cancel_timer()
+        self._listener.rejected += 1
+        logger.warning("refused a local connection: %s", reason)
+        assert self._transport is not None
+        self._transport.abort()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

@@ -79,10 +79,8 @@ async def raw_peer() -> AsyncIterator[RawPeer]:
     listener = await RuntimeListener.open()
     async with listener:
         process = await spawn_peer("--connect", listener.name, env=listener.child_environment())
-        reader, writer, rest = await listener.accept_stream(timeout=15)
+        reader, writer = await listener.accept_stream(timeout=15)
     peer = RawPeer(reader, writer, process)
-    if rest:
-        peer.pending.extend(peer.decoder.feed(rest))
     try:
         yield peer
     finally:

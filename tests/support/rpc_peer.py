@@ -27,6 +27,7 @@ from agent_runtime.agent_host.session.rpc import (
 )
 from contracts._base import WireModel
 from contracts.errors import CoworkError, ErrorCode
+from contracts.ipc import eventloop
 from contracts.ipc.handshake import HandshakeError, take_secret
 
 
@@ -97,7 +98,7 @@ def build(connection_box: list[RpcConnection]) -> Dispatcher:
         return {"hasSecret": "COWORK_RPC_SECRET" in os.environ}
 
     async def stray_print(_: Any) -> str:
-        print("a stray print that must not corrupt the frame stream")  # noqa: T201
+        print("a stray print that must not corrupt the frame stream")
         return "printed"
 
     for name, handler in {
@@ -136,7 +137,7 @@ async def main(argv: list[str]) -> int:
         try:
             reader, writer, rest = await connect_to_desktop(args.connect, take_secret(os.environ))
         except HandshakeError as exc:
-            print(f"rpc_peer: {exc}", file=sys.stderr)  # noqa: T201
+            print(f"rpc_peer: {exc}", file=sys.stderr)
             return 3
     box.append(RpcConnection(reader, writer, dispatcher, initial=rest))
     await box[0].serve()
@@ -145,4 +146,4 @@ async def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    sys.exit(asyncio.run(main(sys.argv[1:])))
+    sys.exit(eventloop.run(main(sys.argv[1:])))

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import stat
 import sys
 from typing import Any
 
@@ -31,6 +32,7 @@ from contracts.ipc.transport import open_stream
 from contracts.jsonrpc import RpcErrorCode
 
 from .dispatcher import Dispatcher
+from .eager import start_eagerly
 
 logger = logging.getLogger(__name__)
 
@@ -82,9 +84,10 @@ class RpcConnection:
                 if data:
                     for frame in self._decoder.feed(data):
                         await self._slots.acquire()
-                        task = asyncio.get_running_loop().create_task(self._handle(frame))
-                        self._tasks.add(task)
-                        task.add_done_callback(self._tasks.discard)
+                        task = start_eagerly(self._handle(frame))
+                        if task is not None:
+                            self._tasks.add(task)
+                            task.add_done_callback(self._tasks.discard)
                 data = await self._reader.read(READ_CHUNK_BYTES)
                 if not data:
                     if self._decoder.pending_bytes:
@@ -97,7 +100,11 @@ class RpcConnection:
                 message=f"Message larger than {exc.limit} bytes; closing the connection",
                 details={"maxFrameBytes": exc.limit},
             )
-            error = {"code": int(RpcErrorCode.INVALID_REQUEST), "message": shape.message, "data": shape.to_wire()}
+            error = {
+                "code": int(RpcErrorCode.INVALID_REQUEST),
+                "message": shape.message,
+                "data": shape.to_wire(),
+            }
             await self._send(encode({"jsonrpc": "2.0", "id": None, "error": error}))
         except (ConnectionError, OSError) as exc:
             reason = f"connection lost: {exc}"
@@ -166,6 +173,10 @@ async def connect_to_desktop(
 
 async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """stdin/stdout as a stream pair, for headless clients that spawn the runtime with pipes."""
+    for stream in (sys.stdin, sys.stdout):
+        mode = os.fstat(stream.fileno()).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+            raise ValueError("--stdio needs stdin and stdout connected to pipes (or a terminal)")
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_CHUNK_BYTES)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
@@ -173,6 +184,8 @@ async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     # anywhere in the process then lands in the log instead of corrupting the frame stream.
     stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    transport, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), stdout
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
     return reader, writer

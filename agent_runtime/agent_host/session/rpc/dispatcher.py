@@ -91,7 +91,9 @@ class Dispatcher:
         try:
             message = decode(frame)
         except ValueError:
-            return encode(_error(None, RpcErrorCode.PARSE_ERROR, "Parse error: the message is not valid JSON"))
+            return encode(
+                _error(None, RpcErrorCode.PARSE_ERROR, "Parse error: the message is not valid JSON")
+            )
         if isinstance(message, list):
             reply = await self._handle_batch(message)
         else:
@@ -159,7 +161,9 @@ class Dispatcher:
             else:
                 if isinstance(params, list):
                     problem = "must be an object (named parameters)"
-                    shape = _shape(ErrorCode.INVALID_REQUEST, f"params {problem}", field="params", problem=problem)
+                    shape = _shape(
+                        ErrorCode.INVALID_REQUEST, f"params {problem}", field="params", problem=problem
+                    )
                     return _invalid_params(request_id, shape)
                 try:
                     validated = method.params_model.model_validate({} if params is None else params)
@@ -185,5 +189,7 @@ class Dispatcher:
 
     @staticmethod
     def _internal_error(request_id: Any) -> Any:
-        shape = _shape(ErrorCode.INTERNAL_ERROR, "The runtime hit an unexpected error; details are in its log.")
+        shape = _shape(
+            ErrorCode.INTERNAL_ERROR, "The runtime hit an unexpected error; details are in its log."
+        )
         return _error(request_id, RpcErrorCode.INTERNAL_ERROR, "Internal error", shape)

@@ -170,9 +170,21 @@ async def test_invalid_params_name_the_field_in_the_seeds_error_shape(peer: RawP
     ("params", "field", "problem"),
     [
         ('{"taskOptions": {"maxSteps": 1, "approvalMode": "never"}}', "sessionId", "is required"),
-        ('{"sessionId": "", "taskOptions": {"maxSteps": 1, "approvalMode": "never"}}', "sessionId", "must not be empty"),
-        ('{"sessionId": "s", "taskOptions": {"maxSteps": 0, "approvalMode": "never"}}', "taskOptions.maxSteps", "must be at least 1"),
-        ('{"sessionId": "s", "taskOptions": {"maxSteps": 1, "approvalMode": "never"}, "extra": 1}', "extra", "is not a known field"),
+        (
+            '{"sessionId": "", "taskOptions": {"maxSteps": 1, "approvalMode": "never"}}',
+            "sessionId",
+            "must not be empty",
+        ),
+        (
+            '{"sessionId": "s", "taskOptions": {"maxSteps": 0, "approvalMode": "never"}}',
+            "taskOptions.maxSteps",
+            "must be at least 1",
+        ),
+        (
+            '{"sessionId": "s", "taskOptions": {"maxSteps": 1, "approvalMode": "never"}, "extra": 1}',
+            "extra",
+            "is not a known field",
+        ),
         ('{"sessionId": "s", "taskOptions": []}', "taskOptions", "must be an object"),
         ("[1, 2]", "params", "must be an object (named parameters)"),
     ],
@@ -188,7 +200,9 @@ async def test_each_kind_of_bad_param_is_named_and_explained(
 
 async def test_valid_typed_params_round_trip_with_wire_names(peer: RawPeer) -> None:
     params = {"sessionId": "s", "taskOptions": {"maxSteps": 40, "approvalMode": "on_risky_actions"}}
-    reply = await exchange(peer, f'{{"jsonrpc": "2.0", "id": 9, "method": "echo", "params": {_json(params)}}}')
+    reply = await exchange(
+        peer, f'{{"jsonrpc": "2.0", "id": 9, "method": "echo", "params": {_json(params)}}}'
+    )
     assert reply == {"jsonrpc": "2.0", "id": 9, "result": params}
 
 

@@ -1,0 +1,94 @@
+"""Every import-linter contract in pyproject.toml can fail: for each one we plant a single violating
+import in a scratch tree shaped like ours and watch that contract, and only that one, break."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+CONTRACT_IDS = [contract["id"] for contract in CONFIG["contracts"]]
+
+PACKAGES = [
+    "contracts",
+    "desktop",
+    "backend",
+    "agent_runtime",
+    "agent_runtime/agent_host",
+    "agent_runtime/agent_host/policy",
+    "agent_runtime/tool_runtime",
+]
+
+VIOLATIONS = {
+    "parts-talk-over-the-wire": ("desktop/bad.py", "import agent_runtime\n"),
+    "contracts-stand-alone": ("contracts/bad.py", "import backend\n"),
+    "host-and-tools-apart": ("agent_runtime/agent_host/bad.py", "from agent_runtime import tool_runtime\n"),
+    "qt-only-in-desktop": ("agent_runtime/bad.py", "from PySide6 import QtCore\n"),
+    "boto3-only-in-backend": ("desktop/bad.py", "import boto3\n"),
+    "policy-is-pure": ("agent_runtime/agent_host/policy/bad.py", "import socket\n"),
+}
+
+
+def _ini(config: dict[str, object]) -> str:
+    """The same contracts in import-linter's INI format, for a scratch tree."""
+
+    def value(item: object) -> str:
+        if isinstance(item, list):
+            return "".join(f"\n    {entry}" for entry in item)
+        return str(item)
+
+    lines = ["[importlinter]"]
+    lines += [f"{key} = {value(item)}" for key, item in config.items() if key != "contracts"]
+    for contract in config["contracts"]:  # type: ignore[attr-defined]
+        lines.append(f"\n[importlinter:contract:{contract['id']}]")
+        lines += [f"{key} = {value(item)}" for key, item in contract.items() if key != "id"]
+    return "\n".join(lines) + "\n"
+
+
+def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    lint_imports = Path(sys.executable).with_name("lint-imports")
+    return subprocess.run(
+        [str(lint_imports), "--config", str(tree / ".importlinter"), "--no-cache"],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _scratch_tree(root: Path) -> Path:
+    for package in PACKAGES:
+        (root / package).mkdir(parents=True, exist_ok=True)
+        (root / package / "__init__.py").write_text("")
+    (root / ".importlinter").write_text(_ini(CONFIG))
+    return root
+
+
+def test_every_contract_has_a_violation_that_proves_it() -> None:
+    assert sorted(VIOLATIONS) == sorted(CONTRACT_IDS)
+
+
+def test_a_tree_without_violations_keeps_every_contract(tmp_path: Path) -> None:
+    result = _lint(_scratch_tree(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"{len(CONTRACT_IDS)} kept, 0 broken" in result.stdout
+
+
+@pytest.mark.parametrize("contract_id", CONTRACT_IDS)
+def test_a_violating_import_breaks_exactly_its_contract(tmp_path: Path, contract_id: str) -> None:
+    tree = _scratch_tree(tmp_path)
+    module, source = VIOLATIONS[contract_id]
+    (tree / module).write_text(source)
+    result = _lint(tree)
+    assert result.returncode == 1, result.stdout
+    name = next(c["name"] for c in CONFIG["contracts"] if c["id"] == contract_id)
+    assert f"{name} BROKEN" in result.stdout
+    assert f"{len(CONTRACT_IDS) - 1} kept, 1 broken" in result.stdout
