@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from contracts.ipc import eventloop
-from contracts.ipc.listener import RuntimeListener
-from tests.support.peers import spawn_peer, stop
+from tests.support.peers import start_connected_peer, stop
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,10 +50,7 @@ async def measure_asyncio(calls: int, notifications: int) -> dict[str, float]:
         nonlocal received
         received += 1
 
-    listener = await RuntimeListener.open()
-    async with listener:
-        process = await spawn_peer("--connect", listener.name, env=listener.child_environment())
-        client = await listener.accept(timeout=15, on_notification=count)
+    client, process = await start_connected_peer(on_notification=count)
     async with client:
         for _ in range(min(500, calls)):
             await client.call("noop")

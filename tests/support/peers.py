@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contracts.ipc.client import JsonRpcClient
 from contracts.ipc.framing import FrameDecoder, decode, encode
 from contracts.ipc.listener import RuntimeListener
 
@@ -72,6 +73,15 @@ class RawPeer:
             while await self.reader.read(65536):
                 pass
         return True
+
+
+async def start_connected_peer(**accept: Any) -> tuple[JsonRpcClient, asyncio.subprocess.Process]:
+    """A test peer connected over the real socket, as a client; ``accept`` goes to ``accept()``."""
+    listener = await RuntimeListener.open()
+    async with listener:
+        process = await spawn_peer("--connect", listener.name, env=listener.child_environment())
+        client = await listener.accept(timeout=15, **accept)
+    return client, process
 
 
 @contextlib.asynccontextmanager

@@ -15,7 +15,7 @@ from contracts.ipc.client_core import ConnectionClosed
 from contracts.ipc.framing import DEFAULT_MAX_FRAME_BYTES, encode
 from contracts.ipc.handshake import hello_frame
 from contracts.ipc.listener import RuntimeListener
-from tests.support.peers import REPO_ROOT, raw_peer, spawn_peer, stop
+from tests.support.peers import REPO_ROOT, raw_peer, spawn_peer, start_connected_peer, stop
 
 
 async def test_an_oversize_frame_gets_one_clear_error_then_the_connection_closes() -> None:
@@ -78,10 +78,7 @@ async def test_a_reader_that_falls_behind_still_gets_every_notification_in_order
 
 
 async def test_calls_pending_when_the_runtime_dies_fail_with_connection_closed() -> None:
-    listener = await RuntimeListener.open()
-    async with listener:
-        process = await spawn_peer("--connect", listener.name, env=listener.child_environment())
-        client = await listener.accept(timeout=15)
+    client, process = await start_connected_peer()
     async with client:
         calls = [asyncio.ensure_future(client.call("sleep", {"seconds": 30})) for _ in range(5)]
         await client.call("noop")  # the sleeps are in flight on the server by now
@@ -95,10 +92,7 @@ async def test_calls_pending_when_the_runtime_dies_fail_with_connection_closed()
 
 
 async def test_a_client_call_that_times_out_leaves_nothing_pending() -> None:
-    listener = await RuntimeListener.open()
-    async with listener:
-        process = await spawn_peer("--connect", listener.name, env=listener.child_environment())
-        client = await listener.accept(timeout=15)
+    client, process = await start_connected_peer()
     async with client:
         with pytest.raises(TimeoutError, match=r"sleep got no answer within 0\.1 s"):
             await client.call("sleep", {"seconds": 0.5}, timeout=0.1)
@@ -108,10 +102,7 @@ async def test_a_client_call_that_times_out_leaves_nothing_pending() -> None:
 
 
 async def test_a_server_reply_over_the_clients_frame_limit_closes_the_client_clearly() -> None:
-    listener = await RuntimeListener.open()
-    async with listener:
-        process = await spawn_peer("--connect", listener.name, env=listener.child_environment())
-        client = await listener.accept(timeout=15, max_frame_bytes=1024)
+    client, process = await start_connected_peer(max_frame_bytes=1024)
     async with client:
         with pytest.raises(ConnectionClosed, match="larger than 1024 bytes"):
             await client.call("big", {"size": 5000})
