@@ -6,12 +6,27 @@ name (``taskOptions.maxSteps``) and a problem written by us, not the validation 
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from contracts.errors import ErrorCode, ErrorShape
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate_json_value(model: type[M], value: Any) -> M:
+    """Validate a value decoded from JSON the way JSON is validated: strictly.
+
+    Strict mode on Python objects would demand enum members and ``datetime`` instances, refusing the
+    very strings the wire carries (``"SESSION_NOT_FOUND"``, ``"2026-02-21T15:00:00Z"``). Strict mode on
+    JSON accepts exactly those spellings and still refuses ``"40"`` for an integer, so values that came
+    off a wire are checked as JSON.
+    """
+    return model.model_validate_json(json.dumps(value))
+
 
 _PROBLEMS: dict[str, str] = {
     "missing": "is required",

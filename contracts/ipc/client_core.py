@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from contracts.errors import ErrorCode, ErrorShape
 from contracts.ipc.framing import decode, encode
+from contracts.validation import validate_json_value
 
 
 class ConnectionClosed(ConnectionError):
@@ -129,7 +130,7 @@ class ClientCore:
         data: ErrorShape | None = None
         if error.get("data") is not None:
             try:
-                data = ErrorShape.model_validate(error["data"])
+                data = validate_json_value(ErrorShape, error["data"])
             except ValidationError:
                 data = None
         return RpcCallError(error["code"], str(error.get("message", "")), data)

@@ -14,6 +14,8 @@ import asyncio
 import logging
 import os
 import sys
+from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from pydantic import Field
@@ -31,9 +33,16 @@ from contracts.ipc import eventloop
 from contracts.ipc.handshake import HandshakeError, take_secret
 
 
+class Mode(StrEnum):
+    ALWAYS = "always"
+    ON_RISKY_ACTIONS = "on_risky_actions"
+    NEVER = "never"
+
+
 class Options(WireModel):
     max_steps: int = Field(ge=1, le=1000)
-    approval_mode: str = Field(pattern="^(always|on_risky_actions|never)$")
+    approval_mode: Mode
+    not_after: datetime | None = None
 
 
 class EchoParams(WireModel):

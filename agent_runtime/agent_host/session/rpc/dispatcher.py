@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from contracts.errors import CoworkError, ErrorCode, ErrorShape
 from contracts.ipc.framing import decode, encode
 from contracts.jsonrpc import RpcErrorCode, rpc_code_for
-from contracts.validation import invalid_request
+from contracts.validation import invalid_request, validate_json_value
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ class Dispatcher:
                     )
                     return _invalid_params(request_id, shape)
                 try:
-                    validated = method.params_model.model_validate({} if params is None else params)
+                    validated = validate_json_value(method.params_model, {} if params is None else params)
                 except ValidationError as exc:
                     return _invalid_params(request_id, invalid_request(exc))
                 result = await method.handler(validated)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from contracts.errors import ErrorCode
 from contracts.ipc.client import ChildProcess
-from contracts.ipc.client_core import ConnectionClosed
+from contracts.ipc.client_core import ConnectionClosed, RpcCallError
 from contracts.ipc.framing import DEFAULT_MAX_FRAME_BYTES, encode
 from contracts.ipc.handshake import hello_frame
 from contracts.ipc.listener import RuntimeListener
@@ -226,3 +227,14 @@ async def test_a_slow_request_does_not_hold_up_a_quick_one() -> None:
         first = await peer.receive()
         assert first == {"jsonrpc": "2.0", "id": "quick", "result": ["hello", 5]}
         assert (await peer.receive())["id"] == "slow"
+
+
+async def test_an_application_error_reaches_the_asyncio_client_with_its_seed_code() -> None:
+    client, process = await start_connected_peer()
+    async with client:
+        with pytest.raises(RpcCallError) as raised:
+            await client.call("fail")
+        assert raised.value.error_code is ErrorCode.SESSION_NOT_FOUND
+        assert raised.value.data is not None
+        assert raised.value.data.details == {"sessionId": "sess_x"}
+    await stop(process)

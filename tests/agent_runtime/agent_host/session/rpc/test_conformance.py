@@ -187,6 +187,16 @@ async def test_invalid_params_name_the_field_in_the_seeds_error_shape(peer: RawP
         ),
         ('{"sessionId": "s", "taskOptions": []}', "taskOptions", "must be an object"),
         ("[1, 2]", "params", "must be an object (named parameters)"),
+        (
+            '{"sessionId": "s", "taskOptions": {"maxSteps": 1, "approvalMode": "sometimes"}}',
+            "taskOptions.approvalMode",
+            "must be one of 'always', 'on_risky_actions' or 'never'",
+        ),
+        (
+            '{"sessionId": "s", "taskOptions": {"maxSteps": 1, "approvalMode": "never", "notAfter": "soon"}}',
+            "taskOptions.notAfter",
+            "must be an ISO 8601 date-time string",
+        ),
     ],
 )
 async def test_each_kind_of_bad_param_is_named_and_explained(
@@ -199,7 +209,8 @@ async def test_each_kind_of_bad_param_is_named_and_explained(
 
 
 async def test_valid_typed_params_round_trip_with_wire_names(peer: RawPeer) -> None:
-    params = {"sessionId": "s", "taskOptions": {"maxSteps": 40, "approvalMode": "on_risky_actions"}}
+    options = {"maxSteps": 40, "approvalMode": "on_risky_actions", "notAfter": "2026-02-21T15:00:00Z"}
+    params = {"sessionId": "s", "taskOptions": options}
     reply = await exchange(
         peer, f'{{"jsonrpc": "2.0", "id": 9, "method": "echo", "params": {_json(params)}}}'
     )
