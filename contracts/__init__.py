@@ -1,0 +1,84 @@
+"""Wire contracts shared by every part of Cowork: the desktop, the agent runtime and the backend.
+
+Modules: ``errors`` (the error shape and its codes), ``jsonrpc`` (envelopes), ``methods`` (the eight
+JSON-RPC methods), ``events`` (``SessionEvent`` and the audit/telemetry envelope), ``tools``,
+``messages``, ``approvals``, ``checkpoint``, ``policy``, ``enums``, ``validation`` and ``ipc`` (framing,
+handshake and clients of the desktop ⇄ runtime wire). JSON Schema files of the models are in
+``contracts/schemas``.
+
+The names below are importable from ``contracts`` itself; each is loaded on first use, so importing
+one part of the package does not pay for building every model.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "ErrorCode": "errors",
+    "ErrorShape": "errors",
+    "CoworkError": "errors",
+    "RpcErrorCode": "jsonrpc",
+    "METHODS": "methods",
+    "SESSION_EVENT": "methods",
+    "MethodSpec": "methods",
+    "CreateSessionParams": "methods",
+    "CreateSessionResult": "methods",
+    "StartTaskParams": "methods",
+    "StartTaskResult": "methods",
+    "TaskOptions": "methods",
+    "CancelTaskParams": "methods",
+    "CancelTaskResult": "methods",
+    "ResumeSessionParams": "methods",
+    "ResumeSessionResult": "methods",
+    "GetSessionStateParams": "methods",
+    "SessionState": "methods",
+    "TaskState": "methods",
+    "GetPatchPreviewParams": "methods",
+    "PatchPreview": "methods",
+    "PatchFile": "methods",
+    "ApproveActionParams": "methods",
+    "ApproveActionResult": "methods",
+    "ShutdownParams": "methods",
+    "ShutdownResult": "methods",
+    "EventType": "events",
+    "SessionEvent": "events",
+    "EventEnvelope": "events",
+    "PAYLOADS": "events",
+    "ToolRequest": "tools",
+    "ToolResult": "tools",
+    "ToolDefinition": "tools",
+    "ToolCall": "tools",
+    "ToolArtifact": "tools",
+    "ToolScope": "tools",
+    "ToolError": "tools",
+    "ConversationMessage": "messages",
+    "SessionHistory": "messages",
+    "ApprovalRequest": "approvals",
+    "ApprovalDecisionRecord": "approvals",
+    "ApprovalDetails": "approvals",
+    "Checkpoint": "checkpoint",
+    "CheckpointTask": "checkpoint",
+    "PolicyBundle": "policy",
+    "CapabilityGrant": "policy",
+    "ApprovalRule": "policy",
+    "LlmPolicy": "policy",
+    "validate_json_value": "validation",
+    "invalid_request": "validation",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'contracts' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"contracts.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -17,6 +17,15 @@ from contracts.errors import ErrorCode, ErrorShape
 M = TypeVar("M", bound=BaseModel)
 
 
+class FieldProblem(ValueError):
+    """Raised by a validator that checks a nested value itself, to name the field inside it."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field} {problem}")
+        self.field = field
+        self.problem = problem
+
+
 def validate_json_value(model: type[M], value: Any) -> M:
     """Validate a value decoded from JSON the way JSON is validated: strictly.
 
@@ -89,10 +98,16 @@ def describe(error: ErrorDetails) -> str:
         return _PROBLEMS.get(kind, "is invalid").split(" {", 1)[0]
 
 
+def _located(error: ErrorDetails, prefix: str) -> dict[str, str]:
+    inner = (error.get("ctx") or {}).get("error")
+    if isinstance(inner, FieldProblem):
+        return {"field": f"{field_path(error['loc'], prefix)}.{inner.field}", "problem": inner.problem}
+    return {"field": field_path(error["loc"], prefix), "problem": describe(error)}
+
+
 def invalid_request(exc: ValidationError, prefix: str = "") -> ErrorShape:
     """The ``INVALID_REQUEST`` shape for the first problem in ``exc``; all fields in ``details``."""
-    errors = exc.errors(include_url=False, include_input=False)
-    fields = [{"field": field_path(e["loc"], prefix), "problem": describe(e)} for e in errors]
+    fields = [_located(error, prefix) for error in exc.errors(include_url=False, include_input=False)]
     first = fields[0] if fields else {"field": prefix or "(root)", "problem": "is invalid"}
     return ErrorShape(
         code=ErrorCode.INVALID_REQUEST,

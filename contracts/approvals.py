@@ -1,0 +1,49 @@
+"""Approval requests and decisions (seed 000 §10; seed 001 §4.3)."""
+
+from __future__ import annotations
+
+from pydantic import AwareDatetime, Field
+
+from contracts._base import WireModel
+from contracts.enums import ApprovalDecision, ApprovalScope, RiskLevel
+
+
+class ApprovalDetails(WireModel):
+    """What exactly would happen: the desktop shows these so the user decides on facts."""
+
+    tool_name: str = Field(min_length=1)
+    command: str | None = None
+    cwd: str | None = None
+    path: str | None = None
+    url: str | None = None
+    method: str | None = None
+    diff: str | None = None
+
+
+class ApprovalRequest(WireModel):
+    """Sent to the desktop in an ``approval_requested`` event (seed 000 §10.1–10.2)."""
+
+    approval_id: str = Field(min_length=1)
+    session_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    step_id: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    action_summary: str = Field(min_length=1)
+    risk_level: RiskLevel
+    details: ApprovalDetails
+    timeout_seconds: int | None = Field(default=None, ge=1)
+    expires_at: AwareDatetime | None = None
+
+
+class ApprovalDecisionRecord(WireModel):
+    """The decision, kept in the checkpoint and persisted to the Approval Service (seed 000 §10.4)."""
+
+    approval_id: str = Field(min_length=1)
+    session_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    step_id: str = Field(min_length=1)
+    decision: ApprovalDecision
+    reason: str | None = None
+    decided_at: AwareDatetime
+    scope: ApprovalScope = ApprovalScope.ONCE
+    timed_out: bool = False

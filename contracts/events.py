@@ -1,0 +1,261 @@
+"""Events: ``SessionEvent`` notifications to the desktop (seed 000 §12, 001 §6.1) and the audit and
+telemetry envelope (seed 001 §6.3).
+
+Every event type has a payload model; a ``SessionEvent`` whose payload does not fit its type is
+refused, naming the payload's field. Types beyond the seeds' two lists are marked with the section
+that implies them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from pydantic import AwareDatetime, Field, ValidationError, field_validator
+from pydantic_core.core_schema import ValidationInfo
+
+from contracts._base import WireModel
+from contracts.approvals import ApprovalRequest
+from contracts.enums import (
+    ApprovalDecision,
+    ApprovalMode,
+    ApprovalScope,
+    BoundedContext,
+    Capability,
+    Component,
+    ExecutionEnvironment,
+    Severity,
+    ToolStatus,
+)
+from contracts.errors import ErrorShape
+from contracts.validation import FieldProblem, describe, field_path
+
+
+class EventType(StrEnum):
+    SESSION_CREATED = "session_created"
+    SESSION_STARTED = "session_started"
+    SESSION_COMPLETED = "session_completed"
+    SESSION_FAILED = "session_failed"
+    SESSION_CANCELLED = "session_cancelled"  # 000 §3.4 step 4
+    SESSION_PAUSED = "session_paused"  # 000 §3.3 RUNNING → PAUSED "notify Desktop App"
+    SESSION_RESUMED = "session_resumed"  # 000 §3.3 PAUSED → RUNNING, §9.5
+    TASK_STARTED = "task_started"  # 000 §4.1: the desktop must see a task begin …
+    TASK_COMPLETED = "task_completed"  # … and how it ended (runTask's return values)
+    TASK_FAILED = "task_failed"
+    TASK_CANCELLED = "task_cancelled"
+    STEP_STARTED = "step_started"
+    STEP_COMPLETED = "step_completed"
+    STEP_LIMIT_APPROACHING = "step_limit_approaching"
+    TEXT_CHUNK = "text_chunk"
+    LLM_REQUEST_STARTED = "llm_request_started"
+    LLM_REQUEST_COMPLETED = "llm_request_completed"
+    TOOL_REQUESTED = "tool_requested"
+    TOOL_COMPLETED = "tool_completed"
+    APPROVAL_REQUESTED = "approval_requested"
+    APPROVAL_RESOLVED = "approval_resolved"
+    APPROVAL_TIMEOUT = "approval_timeout"  # 000 §10.3
+    POLICY_EXPIRED = "policy_expired"
+    CHECKPOINT_RECOVERY_FAILED = "checkpoint_recovery_failed"  # 000 §9.7 "notify the Desktop App"
+    ARTIFACT_UPLOAD_FAILED = "artifact_upload_failed"  # 000 §11 "warn Desktop App"
+    REDACTION_APPLIED = "redaction_applied"  # 000 §8.7
+
+
+class SessionCreatedPayload(WireModel):
+    execution_environment: ExecutionEnvironment
+
+
+class SessionStartedPayload(WireModel):
+    execution_environment: ExecutionEnvironment
+
+
+class SessionCompletedPayload(WireModel):
+    task_count: int = Field(ge=0)
+    total_tokens: int = Field(ge=0)
+    duration_ms: int = Field(ge=0)
+
+
+class SessionEndedPayload(WireModel):
+    """Why a session failed, was cancelled or paused; ``error`` when an error caused it."""
+
+    reason: str = Field(min_length=1)
+    error: ErrorShape | None = None
+
+
+class SessionResumedPayload(WireModel):
+    resumed_from_step_id: str | None = None
+
+
+class TaskStartedPayload(WireModel):
+    max_steps: int = Field(ge=1)
+    approval_mode: ApprovalMode
+
+
+class TaskEndedPayload(WireModel):
+    """How a task ended. ``reason`` is set for failures (``max_steps_exceeded``, …) and cancels."""
+
+    step_count: int = Field(ge=0)
+    reason: str | None = None
+    error: ErrorShape | None = None
+
+
+class StepPayload(WireModel):
+    step_id: str = Field(min_length=1)
+    step_count: int | None = Field(default=None, ge=0)
+    tool_name: str | None = None  # 001 §6.1's step_started example carries it
+
+
+class StepLimitApproachingPayload(WireModel):
+    step_count: int = Field(ge=0)
+    max_steps: int = Field(ge=1)
+
+
+class TextChunkPayload(WireModel):
+    text: str
+
+
+class LlmRequestStartedPayload(WireModel):
+    model: str = Field(min_length=1)
+    estimated_input_tokens: int = Field(ge=0)
+
+
+class LlmRequestCompletedPayload(WireModel):
+    model: str = Field(min_length=1)
+    input_tokens: int = Field(ge=0)
+    output_tokens: int = Field(ge=0)
+    latency_ms: int = Field(ge=0)
+
+
+class ToolRequestedPayload(WireModel):
+    tool_name: str = Field(min_length=1)
+    capability: Capability | None = None
+    tool_call_id: str | None = None
+    target: str | None = None
+    """What the tool acts on, for display: the path, the command or the URL."""
+
+
+class ToolCompletedPayload(WireModel):
+    tool_name: str = Field(min_length=1)
+    status: ToolStatus
+    latency_ms: int = Field(ge=0)
+    tool_call_id: str | None = None
+    output_preview: str | None = None
+    error: ErrorShape | None = None
+
+
+class ApprovalResolvedPayload(WireModel):
+    approval_id: str = Field(min_length=1)
+    decision: ApprovalDecision
+    latency_ms: int = Field(ge=0)
+    scope: ApprovalScope = ApprovalScope.ONCE
+
+
+class ApprovalTimeoutPayload(WireModel):
+    approval_id: str = Field(min_length=1)
+
+
+class PolicyExpiredPayload(WireModel):
+    expires_at: AwareDatetime | None = None
+
+
+class CheckpointRecoveryFailedPayload(WireModel):
+    reason: str = Field(min_length=1)
+
+
+class ArtifactUploadFailedPayload(WireModel):
+    artifact_name: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+
+class RedactionAppliedPayload(WireModel):
+    count: int = Field(ge=1)
+    kinds: list[str] = Field(default_factory=list)
+
+
+PAYLOADS: Mapping[EventType, type[WireModel]] = MappingProxyType(
+    {
+        EventType.SESSION_CREATED: SessionCreatedPayload,
+        EventType.SESSION_STARTED: SessionStartedPayload,
+        EventType.SESSION_COMPLETED: SessionCompletedPayload,
+        EventType.SESSION_FAILED: SessionEndedPayload,
+        EventType.SESSION_CANCELLED: SessionEndedPayload,
+        EventType.SESSION_PAUSED: SessionEndedPayload,
+        EventType.SESSION_RESUMED: SessionResumedPayload,
+        EventType.TASK_STARTED: TaskStartedPayload,
+        EventType.TASK_COMPLETED: TaskEndedPayload,
+        EventType.TASK_FAILED: TaskEndedPayload,
+        EventType.TASK_CANCELLED: TaskEndedPayload,
+        EventType.STEP_STARTED: StepPayload,
+        EventType.STEP_COMPLETED: StepPayload,
+        EventType.STEP_LIMIT_APPROACHING: StepLimitApproachingPayload,
+        EventType.TEXT_CHUNK: TextChunkPayload,
+        EventType.LLM_REQUEST_STARTED: LlmRequestStartedPayload,
+        EventType.LLM_REQUEST_COMPLETED: LlmRequestCompletedPayload,
+        EventType.TOOL_REQUESTED: ToolRequestedPayload,
+        EventType.TOOL_COMPLETED: ToolCompletedPayload,
+        EventType.APPROVAL_REQUESTED: ApprovalRequest,
+        EventType.APPROVAL_RESOLVED: ApprovalResolvedPayload,
+        EventType.APPROVAL_TIMEOUT: ApprovalTimeoutPayload,
+        EventType.POLICY_EXPIRED: PolicyExpiredPayload,
+        EventType.CHECKPOINT_RECOVERY_FAILED: CheckpointRecoveryFailedPayload,
+        EventType.ARTIFACT_UPLOAD_FAILED: ArtifactUploadFailedPayload,
+        EventType.REDACTION_APPLIED: RedactionAppliedPayload,
+    }
+)
+
+
+def _json_default(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def check_payload(event_type: EventType, payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload in its wire form, validated against the model of ``event_type``."""
+    model = PAYLOADS[event_type]
+    try:
+        validated = model.model_validate_json(json.dumps(payload, default=_json_default))
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        raise FieldProblem(field_path(first["loc"]), describe(first)) from None
+    return validated.to_wire()
+
+
+class SessionEvent(WireModel):
+    """The params of the ``SessionEvent`` notification, with the full ID chain (seed 000 §12)."""
+
+    event_id: str = Field(min_length=1)
+    event_type: EventType
+    timestamp: AwareDatetime
+    workspace_id: str = Field(min_length=1)
+    session_id: str = Field(min_length=1)
+    task_id: str | None = None
+    step_id: str | None = None
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("payload")
+    @classmethod
+    def _payload_fits_type(cls, payload: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        event_type = info.data.get("event_type")
+        return payload if event_type is None else check_payload(event_type, payload)
+
+
+class EventEnvelope(WireModel):
+    """One audit or telemetry record, from any component (seed 001 §6.3)."""
+
+    event_id: str = Field(min_length=1)
+    event_type: EventType
+    timestamp: AwareDatetime
+    tenant_id: str = Field(min_length=1)
+    user_id: str = Field(min_length=1)
+    workspace_id: str = Field(min_length=1)
+    session_id: str = Field(min_length=1)
+    task_id: str | None = None
+    step_id: str | None = None
+    component: Component
+    bounded_context: BoundedContext
+    severity: Severity = Severity.INFO
+    payload: dict[str, Any] = Field(default_factory=dict)

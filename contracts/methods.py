@@ -1,0 +1,198 @@
+"""Params and results of the eight JSON-RPC methods the runtime serves (seed 000 §3.1, 001 §6.1).
+
+``StartTask`` answers as soon as the task is accepted; the task's progress and its end arrive as
+``SessionEvent`` notifications (:mod:`contracts.events`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from pydantic import AwareDatetime, Field
+
+from contracts._base import WireModel
+from contracts.enums import (
+    ApprovalDecision,
+    ApprovalMode,
+    ApprovalScope,
+    Capability,
+    CompatibilityStatus,
+    ExecutionEnvironment,
+    OsFamily,
+    PatchFileStatus,
+    SessionStatus,
+    TaskStatus,
+)
+
+SESSION_EVENT = "SessionEvent"
+"""The one notification the runtime sends (seed 000 §3.1)."""
+
+
+class WorkspaceHint(WireModel):
+    """The project folder(s) of a project session; a general chat sends none (seed 004)."""
+
+    local_paths: list[str] = Field(min_length=1)
+
+
+class ClientInfo(WireModel):
+    desktop_app_version: str = Field(min_length=1)
+    local_agent_host_version: str = Field(min_length=1)
+    os_family: OsFamily
+
+
+class CreateSessionParams(WireModel):
+    user_id: str = Field(min_length=1)
+    tenant_id: str = Field(min_length=1)
+    execution_environment: ExecutionEnvironment = ExecutionEnvironment.DESKTOP
+    workspace_hint: WorkspaceHint | None = None
+    client_info: ClientInfo
+    supported_capabilities: list[Capability]
+
+
+class CreateSessionResult(WireModel):
+    session_id: str
+    workspace_id: str
+    session_status: SessionStatus
+    compatibility_status: CompatibilityStatus
+    feature_flags: dict[str, bool] = Field(default_factory=dict)
+    policy_bundle_version: str
+    policy_expires_at: AwareDatetime
+
+
+class TaskOptions(WireModel):
+    max_steps: int = Field(default=40, ge=1, le=1000)
+    allow_network: bool = True
+    approval_mode: ApprovalMode = ApprovalMode.ON_RISKY_ACTIONS
+
+
+class StartTaskParams(WireModel):
+    session_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    prompt: str = Field(min_length=1)
+    task_options: TaskOptions = Field(default_factory=TaskOptions)
+
+
+class StartTaskResult(WireModel):
+    task_id: str
+    status: TaskStatus
+
+
+class CancelTaskParams(WireModel):
+    session_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+
+
+class CancelTaskResult(WireModel):
+    task_id: str
+    cancellation_requested: bool
+
+
+class TaskState(WireModel):
+    """The task level of ``GetSessionState``, exactly as seed 000 §3.3 shows it."""
+
+    task_id: str
+    status: TaskStatus
+    step_count: int = Field(ge=0)
+    max_steps: int = Field(ge=1)
+
+
+class ResumeSessionParams(WireModel):
+    session_id: str = Field(min_length=1)
+
+
+class ResumeSessionResult(WireModel):
+    session_id: str
+    session_status: SessionStatus
+    resumed_from_step_id: str | None = None
+    task: TaskState | None = None
+
+
+class GetSessionStateParams(WireModel):
+    session_id: str = Field(min_length=1)
+
+
+class SessionState(WireModel):
+    """Both levels of state (seed 000 §3.3); ``task`` is null when no task has run yet."""
+
+    session_status: SessionStatus
+    task: TaskState | None
+
+
+class GetPatchPreviewParams(WireModel):
+    session_id: str = Field(min_length=1)
+    task_id: str | None = None
+
+
+class PatchFile(WireModel):
+    path: str
+    status: PatchFileStatus
+    diff: str
+    size_bytes: int = Field(ge=0)
+
+
+class PatchPreview(WireModel):
+    files: list[PatchFile]
+
+
+class ApproveActionParams(WireModel):
+    session_id: str = Field(min_length=1)
+    approval_id: str = Field(min_length=1)
+    decision: ApprovalDecision
+    reason: str | None = None
+    scope: ApprovalScope = ApprovalScope.ONCE
+
+
+class ApproveActionResult(WireModel):
+    approval_id: str
+    accepted: bool
+
+
+class ShutdownParams(WireModel):
+    session_id: str | None = None
+    reason: str | None = None
+
+
+class ShutdownResult(WireModel):
+    session_status: SessionStatus
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    name: str
+    params: type[WireModel]
+    result: type[WireModel]
+    summary: str
+
+
+METHODS: Mapping[str, MethodSpec] = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            MethodSpec(
+                "CreateSession",
+                CreateSessionParams,
+                CreateSessionResult,
+                "Initialise a session: handshake with the Session Service",
+            ),
+            MethodSpec("StartTask", StartTaskParams, StartTaskResult, "Begin a task from a user prompt"),
+            MethodSpec("CancelTask", CancelTaskParams, CancelTaskResult, "Cooperatively cancel the task"),
+            MethodSpec(
+                "ResumeSession",
+                ResumeSessionParams,
+                ResumeSessionResult,
+                "Resume from a crash-recovery checkpoint",
+            ),
+            MethodSpec("GetSessionState", GetSessionStateParams, SessionState, "Session and task status"),
+            MethodSpec("GetPatchPreview", GetPatchPreviewParams, PatchPreview, "File changes for review"),
+            MethodSpec(
+                "ApproveAction",
+                ApproveActionParams,
+                ApproveActionResult,
+                "Deliver the user's approval decision",
+            ),
+            MethodSpec("Shutdown", ShutdownParams, ShutdownResult, "Clean session teardown"),
+        )
+    }
+)

@@ -1,0 +1,86 @@
+"""The policy bundle the Session Service hands the runtime (seed 000 §3.2, §8; seed 001 §5).
+
+Capabilities travel as a list of grants, each naming its capability; the enforcer indexes them by
+name (seed 000 §8.1). An absent scope list means "no constraint of that kind"; an empty
+``allowedPaths`` means nothing is allowed.
+"""
+
+from __future__ import annotations
+
+from pydantic import AwareDatetime, Field, model_validator
+
+from contracts._base import WireModel
+from contracts.enums import Capability, RiskLevel
+
+SUPPORTED_POLICY_SCHEMA_VERSIONS = frozenset({"1.0"})
+
+
+class CapabilityGrant(WireModel):
+    """One granted capability and the scope it is limited to (seed 001 §5, seed 000 §8.2)."""
+
+    name: Capability
+    allowed_paths: list[str] | None = None
+    blocked_paths: list[str] | None = None
+    max_file_size_bytes: int | None = Field(default=None, ge=0)
+    max_output_bytes: int | None = Field(default=None, ge=1)
+    allowed_commands: list[str] | None = None
+    blocked_commands: list[str] | None = None
+    allowed_domains: list[str] | None = None
+    allowed_tool_names: list[str] | None = None
+    requires_approval: bool = False
+    approval_rule_id: str | None = Field(default=None, min_length=1)
+
+
+class ApprovalRule(WireModel):
+    """What the user is shown when a capability needs approval (seed 000 §10.1 step 2)."""
+
+    approval_rule_id: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    description: str = ""
+    risk_level: RiskLevel | None = None
+
+
+class LlmPolicy(WireModel):
+    """Model allowlist and token budgets (seed 000 §6.2, §6.5)."""
+
+    allowed_models: list[str] = Field(min_length=1)
+    max_input_tokens: int = Field(ge=1)
+    max_output_tokens: int = Field(ge=1)
+    max_session_tokens: int = Field(ge=1)
+
+
+class PolicyBundle(WireModel):
+    """Everything the Local Policy Enforcer needs, valid for one session until ``expiresAt``."""
+
+    session_id: str = Field(min_length=1)
+    tenant_id: str | None = None
+    user_id: str | None = None
+    capabilities: list[CapabilityGrant]
+    approval_rules: list[ApprovalRule] = Field(default_factory=list)
+    llm_policy: LlmPolicy
+    expires_at: AwareDatetime
+    schema_version: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+    signature: str | None = None
+    """Ed25519 signature (base64url) over the canonical JSON of the bundle without this field; set by
+    the Policy Service so the runtime can detect tampering."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PolicyBundle:
+        names = [grant.name for grant in self.capabilities]
+        duplicates = sorted({name.value for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"capability {duplicates[0]} is granted more than once")
+        rule_ids = [rule.approval_rule_id for rule in self.approval_rules]
+        if len(rule_ids) != len(set(rule_ids)):
+            raise ValueError("approval rule ids must be unique")
+        for grant in self.capabilities:
+            if grant.approval_rule_id is not None and grant.approval_rule_id not in rule_ids:
+                raise ValueError(
+                    f"capability {grant.name.value} names approval rule {grant.approval_rule_id!r},"
+                    " which the bundle does not define"
+                )
+        return self
+
+    def grant(self, capability: Capability) -> CapabilityGrant | None:
+        return next((grant for grant in self.capabilities if grant.name is capability), None)
