@@ -23,24 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from contracts.ipc import eventloop
+from tests.benchmarks.figures import percentile, report
 from tests.support.peers import start_connected_peer, stop
 
 REPO = Path(__file__).resolve().parents[2]
-
-TARGETS = {
-    "asyncio_p50_us": ("asyncio client: no-op round trip p50", "µs", "<=", 100.0),
-    "asyncio_p99_us": ("asyncio client: no-op round trip p99", "µs", "<=", 1000.0),
-    "asyncio_notifications_per_s": ("asyncio client: notifications/s", "/s", ">=", 50_000.0),
-    "qt_p50_us": ("Qt client: no-op round trip p50", "µs", None, None),
-    "qt_p99_us": ("Qt client: no-op round trip p99", "µs", None, None),
-    "qt_notifications_per_s": ("Qt client: notifications/s", "/s", ">=", 20_000.0),
-    "qt_max_heartbeat_stall_ms": ("Qt client: longest 10 ms heartbeat gap", "ms", "<=", 50.0),
-}
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 async def measure_asyncio(calls: int, notifications: int) -> dict[str, float]:
@@ -94,22 +80,6 @@ def measure_qt(calls: int, notifications: int) -> dict[str, float]:
     )
     figures: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
     return figures
-
-
-def verdict(key: str, value: float) -> str:
-    _, _, op, target = TARGETS[key]
-    if target is None:
-        return ""
-    ok = value <= target if op == "<=" else value >= target
-    return f"{op} {target:,.0f}  {'ok' if ok else 'MISSED'}"
-
-
-def report(figures: dict[str, float]) -> str:
-    lines = [f"{'measure':<42} {'value':>14}  target", "-" * 76]
-    for key, (label, unit, _, _) in TARGETS.items():
-        if key in figures:
-            lines.append(f"{label:<42} {figures[key]:>11,.1f} {unit:<3} {verdict(key, figures[key])}")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

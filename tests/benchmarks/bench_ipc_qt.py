@@ -32,21 +32,10 @@ from PySide6.QtWidgets import QApplication
 
 from contracts.ipc.handshake import SECRET_ENV
 from desktop.ipc import RuntimeServer
+from tests.benchmarks.figures import percentile, report
 
 REPO = Path(__file__).resolve().parents[2]
 HEARTBEAT_MS = 10
-
-TARGETS = {
-    "qt_p50_us": ("Qt client: no-op round trip p50", "µs", None, None),
-    "qt_p99_us": ("Qt client: no-op round trip p99", "µs", None, None),
-    "qt_notifications_per_s": ("Qt client: notifications/s", "/s", ">=", 20_000.0),
-    "qt_max_heartbeat_stall_ms": ("Qt client: longest 10 ms heartbeat gap", "ms", "<=", 50.0),
-}
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 async def measure(server: RuntimeServer, calls: int, notifications: int) -> dict[str, float]:
@@ -112,21 +101,6 @@ def run(calls: int = 2000, notifications: int = 100_000) -> dict[str, float]:
         except subprocess.TimeoutExpired:
             peer.kill()
             peer.wait()
-
-
-def verdict(key: str, value: float) -> str:
-    _, _, op, target = TARGETS[key]
-    if target is None:
-        return ""
-    ok = value <= target if op == "<=" else value >= target
-    return f"{op} {target:,.0f}  {'ok' if ok else 'MISSED'}"
-
-
-def report(figures: dict[str, float]) -> str:
-    lines = [f"{'measure':<42} {'value':>14}  target", "-" * 76]
-    for key, (label, unit, _, _) in TARGETS.items():
-        lines.append(f"{label:<42} {figures[key]:>11,.1f} {unit:<3} {verdict(key, figures[key])}")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,6 @@ import asyncio
 import itertools
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,20 +17,7 @@ from contracts.ipc.client_core import ConnectionClosed, RpcCallError
 from contracts.ipc.framing import encode
 from contracts.ipc.handshake import SECRET_ENV
 from desktop.ipc import QtJsonRpcClient, RuntimeServer
-from tests.desktop.ipc import Peer, Peers, RawSocket, Recorder, Run, qasync_runner, signalled
-
-
-@pytest.fixture
-def run(qapp: QApplication) -> Iterator[Run[Any]]:
-    with qasync_runner(qapp) as runner:
-        yield runner
-
-
-@pytest.fixture
-def peers() -> Iterator[Peers]:
-    started = Peers()
-    yield started
-    started.stop_all()
+from tests.desktop.support import Peer, Peers, RawSocket, Recorder, Run, signalled
 
 
 async def connect(peers: Peers, **server_options: Any) -> tuple[QtJsonRpcClient, Peer]:

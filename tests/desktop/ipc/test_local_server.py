@@ -6,34 +6,18 @@ import asyncio
 import os
 import stat
 import sys
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from PySide6.QtNetwork import QLocalSocket
-from PySide6.QtWidgets import QApplication
 
 from contracts.ipc.client_core import ConnectionClosed
 from contracts.ipc.framing import encode
 from contracts.ipc.handshake import HANDSHAKE_MAX_FRAME_BYTES, SECRET_ENV, new_secret
 from contracts.ipc.transport import MAX_UNIX_SOCKET_PATH_BYTES
 from desktop.ipc import QtJsonRpcClient, RuntimeServer
-from tests.desktop.ipc import Peers, RawSocket, Recorder, Run, qasync_runner
+from tests.desktop.support import Peers, RawSocket, Recorder, Run
 
 unix_only = pytest.mark.skipif(sys.platform == "win32", reason="a Unix socket file")
-
-
-@pytest.fixture
-def run(qapp: QApplication) -> Iterator[Run[Any]]:
-    with qasync_runner(qapp) as runner:
-        yield runner
-
-
-@pytest.fixture
-def peers() -> Iterator[Peers]:
-    started = Peers()
-    yield started
-    started.stop_all()
 
 
 def secret_of(server: RuntimeServer) -> str:
