@@ -97,7 +97,7 @@ async def test_a_client_call_that_times_out_leaves_nothing_pending() -> None:
     async with client:
         with pytest.raises(TimeoutError, match=r"sleep got no answer within 0\.1 s"):
             await client.call("sleep", {"seconds": 0.5}, timeout=0.1)
-        assert client._core.pending_count == 0
+        assert client.pending_calls == 0
         assert await client.call("subtract", [5, 3]) == 2  # the late reply was ignored
     await stop(process)
 
