@@ -19,7 +19,7 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from contracts.errors import ErrorCode, ErrorShape
 
@@ -81,9 +81,3 @@ class JsonRpcErrorResponse(_Envelope):
     jsonrpc: Literal["2.0"]
     id: RequestId | None
     error: JsonRpcErrorObject
-
-
-class JsonRpcBatch(_Envelope):
-    """A batch is a non-empty JSON array of requests and notifications (documentation model)."""
-
-    messages: list[JsonRpcRequest | JsonRpcNotification] = Field(min_length=1)
