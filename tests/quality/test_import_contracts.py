@@ -23,6 +23,7 @@ PACKAGES = [
     "agent_runtime/agent_host",
     "agent_runtime/agent_host/policy",
     "agent_runtime/tool_runtime",
+    "agent_runtime/scripted_gateway",
 ]
 
 VIOLATIONS = {
@@ -31,6 +32,11 @@ VIOLATIONS = {
     "host-and-tools-apart": ("agent_runtime/agent_host/bad.py", "from agent_runtime import tool_runtime\n"),
     "qt-only-in-desktop": ("agent_runtime/bad.py", "from PySide6 import QtCore\n"),
     "boto3-only-in-backend": ("desktop/bad.py", "import boto3\n"),
+    "gateway-stands-alone": ("agent_runtime/scripted_gateway/bad.py", "import agent_runtime.agent_host\n"),
+    "runtime-ignores-the-gateway": (
+        "agent_runtime/tool_runtime/bad.py",
+        "from agent_runtime import scripted_gateway\n",
+    ),
     "policy-is-pure": ("agent_runtime/agent_host/policy/bad.py", "import socket\n"),
 }
 
