@@ -1,0 +1,83 @@
+"""What every built-in tool is: a strict arguments model, a description, and ``run``.
+
+The arguments model is the single source of truth for a tool's input: ``get_available_tools`` sends
+the JSON Schema generated from it to the LLM, and the router validates every call against the same
+model (strictly, as JSON: ``"5"`` is not an integer), so schema and validation cannot disagree.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import ConfigDict
+
+from agent_runtime.tool_runtime.output.artifacts import Spool
+from agent_runtime.tool_runtime.output.results import ToolOutput
+from agent_runtime.tool_runtime.platform.base import Platform
+from contracts._base import WireModel
+from contracts.enums import Capability
+from contracts.tools import ToolDefinition
+
+__all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "Arguments", "Tool", "ToolContext"]
+
+#: ``maxOutputBytes`` when the request's scope gives none (seed 003 §4.4: "default 100KB").
+DEFAULT_MAX_OUTPUT_BYTES = 100 * 1024
+
+
+class Arguments(WireModel):
+    """Base of every tool's arguments: camelCase names, unknown fields refused, no type coercion."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+A = TypeVar("A", bound=Arguments)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Per-call facts a tool runs with: the OS adapter, the request's scope, the artifact spool."""
+
+    platform: Platform
+    workspace_root: str | None
+    max_file_size_bytes: int | None
+    max_output_bytes: int
+    spool: Spool
+
+
+class Tool(ABC, Generic[A]):
+    """One built-in tool (seed 003 §4)."""
+
+    name: ClassVar[str]
+    capability: ClassVar[Capability]
+    description: ClassVar[str]
+    arguments: type[A]
+
+    @abstractmethod
+    async def run(self, args: A, context: ToolContext) -> ToolOutput:
+        """Do the work; raise ``ToolFailure`` for anything the caller should see as a failed result."""
+
+    async def aclose(self) -> None:
+        """Release what the tool holds across calls (connections); most tools hold nothing."""
+        return
+
+    def definition(self) -> ToolDefinition:
+        schema = self.arguments.model_json_schema(by_alias=True, mode="validation")
+        return ToolDefinition(
+            tool_name=self.name, description=self.description, input_schema=_without_titles(schema)
+        )
+
+
+def _without_titles(schema: Any) -> Any:
+    # Titles pydantic derives from class and field names add tokens to every LLM request and say
+    # nothing the property names and descriptions do not.
+    if isinstance(schema, dict):
+        return {
+            key: _without_titles(value)
+            for key, value in schema.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(schema, list):
+        return [_without_titles(item) for item in schema]
+    return schema

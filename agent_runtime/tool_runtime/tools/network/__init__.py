@@ -1,0 +1,9 @@
+"""The network tool (seed 003 §4.5, §8.3): HttpRequest behind an SSRF guard."""
+
+from __future__ import annotations
+
+from agent_runtime.tool_runtime.tools.network.addresses import AddressPolicy
+from agent_runtime.tool_runtime.tools.network.http_request import HttpRequest, HttpRequestArguments
+from agent_runtime.tool_runtime.tools.network.resolver import Resolver, SystemResolver
+
+__all__ = ["AddressPolicy", "HttpRequest", "HttpRequestArguments", "Resolver", "SystemResolver"]
