@@ -4,4 +4,60 @@ tests and benchmarks, and is the desktop's clearly labelled offline demo model.
 
 It is its own program (``python -m agent_runtime.scripted_gateway``) and imports nothing of the agent
 host or the tool runtime.
+
+Design
+------
+* **Script** (:mod:`.script`): a JSON list of turns, one per request, validated on load (pydantic;
+  errors name the file and the field). A turn is a streamed ``response`` (chunked text, several tool
+  calls with arguments in fragments, stop reason, usage, delays, a hold, a cut, an error event
+  mid-stream), an HTTP ``error`` (429 with ``Retry-After``, 500, 400 guardrail, 401…), or ``raw``
+  bytes for hostile streams. A request beyond the script gets a 500 saying the script ran out,
+  unless ``repeatLastTurn`` is set.
+* **Both dialects from one script**: ``POST /v1/messages`` answers in Anthropic's events,
+  ``POST /v1/chat/completions`` in OpenAI's chunks (:mod:`.dialects`).
+* **Recording**: every request (method, path, headers with secrets redacted, JSON body, the turn it
+  got, how it ended: completed, error, cut, disconnected…) — in process as ``gateway.requests``, out
+  of process as ``GET /_scripted/requests``. ``GET /_scripted/state`` and ``assert_done()`` report
+  unplayed turns and overruns. ``--token`` makes every route require the token (401 otherwise, in
+  the dialect's error format).
+* **Demo model** (:mod:`.demo`, ``--demo``): labels every reply as the offline demo model, never runs
+  out, makes at most one read-only ``ReadFile`` call for a path the user typed.
+* **Serving** (:mod:`.server`, :mod:`.app`): plain ASGI on uvicorn; concurrent requests each get the
+  next turn in arrival order. ``async with ScriptedGateway(script) as gateway`` in an event loop,
+  ``with ScriptedGatewayThread(script) as gateway`` for synchronous code, or the CLI (:mod:`.cli`).
 """
+
+from __future__ import annotations
+
+from .demo import DEMO_LABEL
+from .script import (
+    ErrorTurn,
+    RawTurn,
+    ResponseTurn,
+    Script,
+    ScriptedToolCall,
+    ScriptedUsage,
+    ScriptError,
+    StreamError,
+    load_script,
+    parse_script,
+)
+from .server import ScriptedGateway, ScriptedGatewayThread
+from .state import RecordedRequest
+
+__all__ = [
+    "DEMO_LABEL",
+    "ErrorTurn",
+    "RawTurn",
+    "RecordedRequest",
+    "ResponseTurn",
+    "Script",
+    "ScriptError",
+    "ScriptedGateway",
+    "ScriptedGatewayThread",
+    "ScriptedToolCall",
+    "ScriptedUsage",
+    "StreamError",
+    "load_script",
+    "parse_script",
+]

@@ -1,0 +1,309 @@
+"""The LLM gateway client: one streamed call, retried as seed 000 §6.4 says, one normalised result.
+
+``LlmClient.stream`` sends the request (§6.2), hands text chunks to ``on_text`` as they arrive, keeps
+tool calls until the response is complete (§6.3), and returns an :class:`LlmResponse` — or raises an
+:class:`LlmError`:
+
+* 429, 5xx/408, timeouts, unreachable gateway, a stream that breaks before its terminal event, an
+  error event mid-stream that stands for one of those, a tool call whose arguments do not parse: up to
+  ``RetrySettings.max_retries`` retries (3: four attempts), waiting with full jitter or as
+  ``Retry-After`` says; then :class:`LlmRetriesExhausted` carrying the last cause (the loop pauses the
+  session). A partly streamed attempt is thrown away whole, ``on_discard`` is called, and the whole
+  request is sent again — the thread is untouched, so this is safe (§6.4).
+* 400 → :class:`LlmGuardrailBlocked`; other 4xx and redirects → :class:`LlmRejected`; a stream that is
+  not the dialect's → :class:`LlmProtocolError`. Never retried.
+* Cancellation: ``asyncio.CancelledError`` propagates after the HTTP stream and its connection are
+  closed; nothing partial is returned and no callback runs.
+
+One connection per call (§6.1): each attempt opens its own ``httpx.AsyncClient`` without keep-alive
+and closes it on every path. Proxies and CA bundles from the environment (``HTTPS_PROXY``,
+``NO_PROXY``, ``SSL_CERT_FILE``) apply — a corporate proxy in front of the gateway is legitimate —
+except for a loopback endpoint (the demo model, a local Ollama), which no proxy can serve.
+Redirects are not followed, so the token never travels to a host it was not configured for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import random as random_module
+import ssl
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from contracts.messages import ConversationMessage
+from contracts.policy import LlmPolicy
+from contracts.tools import ToolDefinition
+
+from . import anthropic, openai
+from .backoff import backoff_delay
+from .config import DEFAULT_TIMEOUTS, GatewayConfig, RetrySettings, Timeouts, is_loopback
+from .conversation import build_turns
+from .errors import (
+    LlmError,
+    LlmMalformedToolCall,
+    LlmProtocolError,
+    LlmRejected,
+    LlmRetriesExhausted,
+    LlmStreamBroken,
+    LlmTimeout,
+    LlmTransientError,
+    LlmUnreachable,
+)
+from .gateway_errors import MAX_ERROR_BODY_BYTES, error_for_status
+from .response import DiscardCallback, LlmResponse, RetryCallback, TextCallback
+from .sse import MAX_EVENT_CHARS, SseDecoder
+from .streaming import Outcome, StreamParser
+
+__all__ = ["LlmClient"]
+
+logger = logging.getLogger(__name__)
+
+USER_AGENT = "cowork-agent-runtime"
+
+_BUILDERS = {"anthropic": anthropic.build_body, "openai": openai.build_body}
+_HEADERS = {"anthropic": anthropic.headers, "openai": openai.headers}
+
+
+@dataclass(slots=True)
+class _Attempt:
+    delivered: bool = False
+    responded: bool = False
+
+
+class LlmClient:
+    """Calls one LLM gateway. Cheap to create; holds no connection between calls."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        *,
+        timeouts: Timeouts = DEFAULT_TIMEOUTS,
+        retry: RetrySettings | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        random: Callable[[], float] = random_module.random,
+        clock: Callable[[], float] = time.time,
+        trust_env: bool | None = None,
+        max_event_chars: int = MAX_EVENT_CHARS,
+    ) -> None:
+        """``sleep``, ``random`` and ``clock`` (wall time, for HTTP-date ``Retry-After``) are injected so
+        tests control backoff; ``trust_env=None`` means "yes, unless the gateway is on loopback"."""
+        self._config = config
+        self._url = config.url
+        self._timeouts = timeouts
+        self._retry = retry or RetrySettings()
+        self._sleep = sleep
+        self._random = random
+        self._clock = clock
+        self._trust_env = not is_loopback(config.endpoint) if trust_env is None else trust_env
+        self._max_event_chars = max_event_chars
+        self._ssl_context: ssl.SSLContext | None = None
+        self._headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            # Compression would make intermediaries buffer the stream; events are small anyway.
+            "accept-encoding": "identity",
+            "user-agent": USER_AGENT,
+            "connection": "close",
+            **_HEADERS[config.dialect](config.token, httpx.URL(self._url).host),
+        }
+
+    @property
+    def config(self) -> GatewayConfig:
+        return self._config
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def build_body(
+        self,
+        *,
+        policy: LlmPolicy,
+        system_prompt: str,
+        messages: Sequence[ConversationMessage],
+        tools: Sequence[ToolDefinition],
+    ) -> dict[str, Any]:
+        """The JSON body this client sends for these inputs (seed 000 §6.2)."""
+        model = policy.allowed_models[0].strip()
+        if not model:
+            raise LlmRejected("The policy's first allowed model is empty", details={"field": "allowedModels"})
+        turns = build_turns(messages)
+        if not turns:
+            raise LlmRejected("The conversation has no message to send to the model")
+        return _BUILDERS[self._config.dialect](
+            model=model,
+            max_tokens=policy.max_output_tokens,
+            system=system_prompt,
+            turns=turns,
+            tools=tools,
+        )
+
+    async def stream(
+        self,
+        *,
+        policy: LlmPolicy,
+        system_prompt: str,
+        messages: Sequence[ConversationMessage],
+        tools: Sequence[ToolDefinition],
+        on_text: TextCallback | None = None,
+        on_discard: DiscardCallback | None = None,
+        on_retry: RetryCallback | None = None,
+    ) -> LlmResponse:
+        """One LLM call with retries; see the module docstring for every outcome.
+
+        An exception raised by a callback is the caller's own: it propagates as is, after the
+        stream is closed, and ends the call without a retry.
+        """
+        body = self.build_body(policy=policy, system_prompt=system_prompt, messages=messages, tools=tools)
+        content = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        started = time.monotonic()
+        attempts = 0
+        while True:
+            attempts += 1
+            attempt = _Attempt()
+            try:
+                outcome = await self._attempt(content, attempt, on_text)
+            except LlmError as exc:
+                if attempt.delivered and on_discard is not None:
+                    await _call(on_discard)
+                if not isinstance(exc, LlmTransientError | LlmMalformedToolCall):
+                    raise
+                if attempts > self._retry.max_retries:
+                    logger.warning("LLM call failed after %d attempts: %s", attempts, exc.message)
+                    raise LlmRetriesExhausted(exc, attempts) from exc
+                retry_after = exc.retry_after_s if isinstance(exc, LlmTransientError) else None
+                delay = backoff_delay(attempts, self._retry, self._random, retry_after)
+                logger.info("LLM call attempt %d failed (%s); retry in %.1f s", attempts, exc.message, delay)
+                if on_retry is not None:
+                    await _call(on_retry, attempts, delay, exc.message)
+                await self._sleep(delay)
+                continue
+            return LlmResponse(
+                text=outcome.text,
+                tool_calls=outcome.tool_calls,
+                stop_reason=outcome.stop_reason,
+                usage=outcome.usage,
+                model=outcome.model or body["model"],
+                latency_ms=(time.monotonic() - started) * 1000.0,
+                attempts=attempts,
+                raw_stop_reason=outcome.raw_stop_reason,
+                message_id=outcome.message_id,
+            )
+
+    def _parser(self) -> StreamParser:
+        if self._config.dialect == "anthropic":
+            return anthropic.AnthropicStream(now=self._clock)
+        return openai.OpenAiStream(now=self._clock)
+
+    def _tls(self) -> ssl.SSLContext:
+        # Loading the CA bundle costs about 50 ms, so one context serves every call of this client,
+        # and a plain-http endpoint (no TLS, redirects not followed) gets a verifying context without
+        # any CA: it is never used, and would trust nothing if it were.
+        if self._ssl_context is None:
+            if self._url.startswith("https:"):
+                self._ssl_context = httpx.create_ssl_context(trust_env=self._trust_env)
+            else:
+                self._ssl_context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        return self._ssl_context
+
+    async def _attempt(self, content: bytes, attempt: _Attempt, on_text: TextCallback | None) -> Outcome:
+        timeout = httpx.Timeout(
+            connect=self._timeouts.connect_s,
+            read=self._timeouts.read_s,
+            write=self._timeouts.connect_s,
+            pool=self._timeouts.connect_s,
+        )
+        try:
+            async with (
+                httpx.AsyncClient(
+                    timeout=timeout,
+                    trust_env=self._trust_env,
+                    verify=self._tls(),
+                    follow_redirects=False,
+                    limits=httpx.Limits(max_connections=1, max_keepalive_connections=0),
+                ) as client,
+                client.stream("POST", self._url, content=content, headers=self._headers) as response,
+            ):
+                attempt.responded = True
+                if not 200 <= response.status_code < 300:
+                    body = await _read_capped(response, MAX_ERROR_BODY_BYTES)
+                    raise error_for_status(response.status_code, body, response.headers, self._clock)
+                content_type = response.headers.get("content-type", "")
+                if "text/event-stream" not in content_type.lower():
+                    raise LlmProtocolError(
+                        "The LLM gateway answered with "
+                        f"{_printable(content_type) or 'no content type'} instead of an event stream. "
+                        "Check LLM_GATEWAY_ENDPOINT and LLM_GATEWAY_API.",
+                        details={"status": response.status_code, "contentType": _printable(content_type)},
+                    )
+                return await self._read_stream(response, attempt, on_text)
+        except httpx.TimeoutException as exc:
+            raise LlmTimeout(
+                "The LLM gateway did not answer in time"
+                if not attempt.responded
+                else "The LLM gateway's stream stalled past the read timeout",
+                details={"connectTimeoutS": self._timeouts.connect_s, "readTimeoutS": self._timeouts.read_s},
+            ) from exc
+        except httpx.DecodingError as exc:
+            raise LlmProtocolError("The LLM gateway sent a body that could not be decoded") from exc
+        except httpx.TransportError as exc:
+            if attempt.responded:
+                raise LlmStreamBroken(
+                    "The LLM gateway's stream broke off before the response was complete"
+                ) from exc
+            raise LlmUnreachable(
+                "The LLM gateway could not be reached", details={"reason": type(exc).__name__}
+            ) from exc
+
+    async def _read_stream(
+        self, response: httpx.Response, attempt: _Attempt, on_text: TextCallback | None
+    ) -> Outcome:
+        decoder = SseDecoder(self._max_event_chars)
+        parser = self._parser()
+        async for chunk in response.aiter_bytes():
+            for event in decoder.feed(chunk):
+                text = parser.event(event)
+                if text is not None and on_text is not None:
+                    attempt.delivered = True
+                    result = on_text(text)
+                    if result is not None and inspect.isawaitable(result):
+                        await result
+                if parser.done:
+                    return parser.outcome()
+        for event in decoder.finish():
+            text = parser.event(event)
+            if text is not None and on_text is not None:
+                attempt.delivered = True
+                await _call(on_text, text)
+            if parser.done:
+                return parser.outcome()
+        raise LlmStreamBroken(
+            "The LLM gateway's stream ended before the response was complete",
+            details={"incompleteEvent": decoder.pending},
+        )
+
+
+async def _call(callback: Callable[..., Awaitable[None] | None], *args: Any) -> None:
+    result = callback(*args)
+    if result is not None and inspect.isawaitable(result):
+        await result
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> bytes:
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) >= limit:
+            break
+    return bytes(body[:limit])
+
+
+def _printable(text: str) -> str:
+    return "".join(ch for ch in text[:100] if ch.isprintable())

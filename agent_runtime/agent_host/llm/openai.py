@@ -1,0 +1,220 @@
+"""The OpenAI Chat Completions dialect: request body, headers and stream parser.
+
+Streaming (https://platform.openai.com/docs/api-reference/chat-streaming): every event is a
+``chat.completion.chunk`` whose ``choices[0].delta`` carries text (``content``) or tool-call pieces
+(``tool_calls[i]``: ``index``, then ``id``/``function.name`` once and ``function.arguments`` in
+fragments); ``finish_reason`` ends the choice; with ``stream_options.include_usage`` a last chunk
+with empty ``choices`` carries ``usage``; ``data: [DONE]`` ends the stream. Servers that send a
+whole tool call in one chunk, omit ``index`` or ``id``, or send no usage (Ollama, older vLLM) are
+accepted. An ``{"error": …}`` chunk (LiteLLM, OpenRouter) is an error mid-stream; a JSON object that
+is neither a chunk nor an error is a protocol error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contracts.enums import StopReason
+from contracts.tools import ToolDefinition
+
+from .conversation import Turn, UserTurn
+from .errors import LlmGuardrailBlocked
+from .gateway_errors import error_for_status, status_for_error_type
+from .response import LlmUsage
+from .sse import SseEvent
+from .streaming import Outcome, ToolCallBuilder, json_object, protocol_error
+
+__all__ = ["OpenAiStream", "build_body", "headers"]
+
+DIALECT = "openai"
+
+STOP_REASONS = {
+    "stop": StopReason.END_TURN,
+    "length": StopReason.MAX_TOKENS,
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+}
+
+
+def headers(token: str | None, host: str = "") -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"} if token else {}
+
+
+def build_body(
+    *,
+    model: str,
+    max_tokens: int,
+    system: str,
+    turns: Sequence[Turn],
+    tools: Sequence[ToolDefinition],
+) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    if system.strip():
+        messages.append({"role": "system", "content": system})
+    for turn in turns:
+        if isinstance(turn, UserTurn):
+            for result in turn.results:
+                content = result.content
+                if result.is_error:
+                    # No is_error flag in this dialect: say it in the text the model reads.
+                    content = f"[tool call {result.status.value}]\n{content}"
+                messages.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": content})
+            if turn.texts:
+                messages.append({"role": "user", "content": "\n\n".join(turn.texts)})
+            continue
+        message: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(turn.texts) or None}
+        if turn.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.tool_call_id,
+                    "type": "function",
+                    "function": {
+                        "name": call.tool_name,
+                        "arguments": json.dumps(call.arguments, ensure_ascii=False, allow_nan=False),
+                    },
+                }
+                for call in turn.tool_calls
+            ]
+        messages.append(message)
+    body: dict[str, Any] = {
+        "model": model,
+        # max_tokens rather than max_completion_tokens: every listed server (LiteLLM, vLLM, Ollama,
+        # OpenRouter) takes it, and OpenAI still does for its chat models.
+        "max_tokens": max_tokens,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": messages,
+    }
+    if tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.tool_name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                },
+            }
+            for tool in tools
+        ]
+    return body
+
+
+@dataclass(slots=True)
+class OpenAiStream:
+    """Parses one attempt's chunks; see the module docstring."""
+
+    now: Callable[[], float]
+    done: bool = False
+    _text: list[str] = field(default_factory=list)
+    _calls: dict[int, ToolCallBuilder] = field(default_factory=dict)
+    _model: str | None = None
+    _message_id: str | None = None
+    _usage: LlmUsage = field(default_factory=LlmUsage)
+    _finish_reason: str | None = None
+
+    def event(self, event: SseEvent) -> str | None:
+        if self.done:
+            return None
+        if event.data == "[DONE]" or event.data.strip() == "[DONE]":
+            self.done = True
+            return None
+        data = json_object(DIALECT, event)
+        error = data.get("error")
+        if error or event.event == "error":
+            error = error if isinstance(error, dict) else {}
+            raise error_for_status(status_for_error_type(error), data, {}, self.now, in_stream=True)
+        choices = data.get("choices")
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            self._take_usage(usage)
+        if choices is None:
+            if isinstance(usage, dict):
+                return None
+            raise protocol_error(DIALECT, "an event is not a chat.completion.chunk", event)
+        if not isinstance(choices, list):
+            raise protocol_error(DIALECT, "a chunk's choices is not a list", event)
+        if self._model is None:
+            model, chunk_id = data.get("model"), data.get("id")
+            self._model = model if isinstance(model, str) and model else None
+            self._message_id = chunk_id if isinstance(chunk_id, str) else None
+        text: str | None = None
+        for choice in choices:
+            if not isinstance(choice, dict):
+                raise protocol_error(DIALECT, "a choice is not an object", event)
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
+                text = self._delta(delta, event)
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str) and reason:
+                self._finish_reason = reason
+        return text
+
+    def _delta(self, delta: dict[str, Any], event: SseEvent) -> str | None:
+        calls = delta.get("tool_calls")
+        if calls:
+            if not isinstance(calls, list):
+                raise protocol_error(DIALECT, "a delta's tool_calls is not a list", event)
+            for position, piece in enumerate(calls):
+                if not isinstance(piece, dict):
+                    raise protocol_error(DIALECT, "a tool-call delta is not an object", event)
+                index = piece.get("index", position)
+                if not isinstance(index, int):
+                    raise protocol_error(DIALECT, "a tool-call delta's index is not an integer", event)
+                function = piece.get("function")
+                function = function if isinstance(function, dict) else {}
+                self._call_piece(index, piece.get("id"), function, event)
+        legacy = delta.get("function_call")
+        if isinstance(legacy, dict):
+            self._call_piece(0, None, legacy, event)
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            self._text.append(content)
+            return content
+        return None
+
+    def _call_piece(self, index: int, call_id: Any, function: dict[str, Any], event: SseEvent) -> None:
+        builder = self._calls.get(index)
+        if builder is None:
+            builder = self._calls[index] = ToolCallBuilder()
+        if isinstance(call_id, str) and call_id and not builder.call_id:
+            builder.call_id = call_id
+        name = function.get("name")
+        if isinstance(name, str) and name and not builder.name:
+            builder.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            builder.fragments.append(arguments)
+        elif isinstance(arguments, dict):
+            # Some servers send the arguments already decoded.
+            builder.fragments.append(json.dumps(arguments))
+        elif arguments is not None:
+            raise protocol_error(DIALECT, "a tool call's arguments are neither text nor an object", event)
+
+    def _take_usage(self, usage: dict[str, Any]) -> None:
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        if isinstance(prompt, int) and isinstance(completion, int) and prompt >= 0 and completion >= 0:
+            self._usage = LlmUsage(prompt, completion, True)
+
+    def outcome(self) -> Outcome:
+        if self._finish_reason == "content_filter":
+            raise LlmGuardrailBlocked(
+                "The LLM gateway's content filter stopped the response (finish reason: content_filter)",
+                details={"dialect": DIALECT, "stopReason": "content_filter"},
+            )
+        calls = [builder.build(DIALECT) for _, builder in sorted(self._calls.items())]
+        default = StopReason.TOOL_USE if calls else StopReason.END_TURN
+        return Outcome(
+            text="".join(self._text),
+            tool_calls=calls,
+            stop_reason=STOP_REASONS.get(self._finish_reason or "", default),
+            raw_stop_reason=self._finish_reason,
+            usage=self._usage,
+            model=self._model,
+            message_id=self._message_id,
+        )

@@ -1,0 +1,193 @@
+"""What the gateway remembers: which turn comes next, and every request it received.
+
+Shared by the server's event loop and the tests' thread or loop, so access is under a lock and
+changes are announced to watchers (see ``ScriptedGateway.wait_for``) instead of being polled.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .demo import demo_turn
+from .dialects import Dialect
+from .script import ErrorTurn, RawTurn, ResponseTurn, Script
+
+__all__ = ["SECRET_HEADERS", "GatewayState", "Outcome", "RecordedRequest"]
+
+Outcome = Literal[
+    "pending",
+    "completed",
+    "error",
+    "cut",
+    "disconnected",
+    "unauthorized",
+    "invalid",
+    "script_exhausted",
+]
+
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"})
+REDACTED = "[redacted]"
+
+PlayedTurn = ResponseTurn | ErrorTurn | RawTurn
+
+
+@dataclass(slots=True)
+class RecordedRequest:
+    """One request as received; secret headers are kept only as ``[redacted]``."""
+
+    index: int
+    method: str
+    path: str
+    dialect: Dialect | None
+    headers: dict[str, str]
+    body: Any
+    received_at: float
+    turn_index: int | None = None
+    outcome: Outcome = "pending"
+    chunks_sent: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "method": self.method,
+            "path": self.path,
+            "dialect": self.dialect,
+            "headers": dict(self.headers),
+            "body": self.body,
+            "receivedAt": self.received_at,
+            "turnIndex": self.turn_index,
+            "outcome": self.outcome,
+            "chunksSent": self.chunks_sent,
+        }
+
+
+def redact(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for raw_name, raw_value in headers:
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        result[name] = REDACTED if name in SECRET_HEADERS else value
+    return result
+
+
+@dataclass(slots=True)
+class GatewayState:
+    """The script's cursor (or the demo model) and the request log."""
+
+    script: Script | None
+    demo_chunk_delay_ms: int = 0
+    max_recorded: int | None = None
+    """Keep only the latest requests (a long-running demo gateway must not grow without bound)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _next: int = 0
+    _played: int = 0
+    _overruns: int = 0
+    _received: int = 0
+    _requests: list[RecordedRequest] = field(default_factory=list)
+    _watchers: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def demo(self) -> bool:
+        return self.script is None
+
+    def record(
+        self, method: str, path: str, dialect: Dialect | None, headers: dict[str, str], body: Any
+    ) -> RecordedRequest:
+        with self._lock:
+            request = RecordedRequest(self._received, method, path, dialect, headers, body, time.time())
+            self._received += 1
+            self._requests.append(request)
+            if self.max_recorded is not None and len(self._requests) > self.max_recorded:
+                del self._requests[: len(self._requests) - self.max_recorded]
+        self._changed()
+        return request
+
+    def update(self, request: RecordedRequest, **changes: Any) -> None:
+        with self._lock:
+            for name, value in changes.items():
+                setattr(request, name, value)
+        self._changed()
+
+    def next_turn(self, dialect: Dialect, body: dict[str, Any]) -> tuple[int, PlayedTurn] | None:
+        """The turn for this request, or ``None`` when the script has run out."""
+        if self.script is None:
+            with self._lock:
+                index = self._played
+                self._played += 1
+            return index, demo_turn(dialect, body, self.demo_chunk_delay_ms)
+        with self._lock:
+            turns = self.script.turns
+            if self._next < len(turns):
+                index = self._next
+                self._next += 1
+            elif self.script.repeat_last_turn:
+                index = len(turns) - 1
+            else:
+                self._overruns += 1
+                return None
+            self._played += 1
+            return index, turns[index]
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            total = len(self.script.turns) if self.script is not None else None
+            return {
+                "demo": self.script is None,
+                "turnsTotal": total,
+                "turnsPlayed": self._played,
+                "turnsLeft": None if total is None else total - self._next,
+                "requestsReceived": self._received,
+                "requestsBeyondScript": self._overruns,
+                "repeatLastTurn": bool(self.script and self.script.repeat_last_turn),
+            }
+
+    def leftovers(self) -> list[str]:
+        """Why the script is not done: unplayed turns and requests beyond the script."""
+        problems: list[str] = []
+        with self._lock:
+            if self.script is not None:
+                for index in range(self._next, len(self.script.turns)):
+                    problems.append(f"turn {index} ({_summary(self.script.turns[index])}) was never played")
+            if self._overruns:
+                problems.append(f"{self._overruns} request(s) came after the script ran out")
+        return problems
+
+    def watch(self, callback: Callable[[], None]) -> Callable[[], None]:
+        with self._lock:
+            self._watchers.append(callback)
+
+        def unwatch() -> None:
+            with self._lock:
+                if callback in self._watchers:
+                    self._watchers.remove(callback)
+
+        return unwatch
+
+    def _changed(self) -> None:
+        with self._lock:
+            watchers = list(self._watchers)
+        for watcher in watchers:
+            watcher()
+
+
+def _summary(turn: PlayedTurn) -> str:
+    if isinstance(turn, ErrorTurn):
+        return f"error {turn.status}"
+    if isinstance(turn, RawTurn):
+        return f"raw {turn.status}"
+    parts = []
+    if turn.full_text():
+        text = turn.full_text()
+        parts.append(f"text {text[:30]!r}{'…' if len(text) > 30 else ''}")
+    if turn.tool_calls:
+        parts.append("tool calls " + ", ".join(call.name for call in turn.tool_calls))
+    return "response: " + ("; ".join(parts) or "empty")
