@@ -64,6 +64,8 @@ _EXPORTS: dict[str, str] = {
     "CapabilityGrant": "policy",
     "ApprovalRule": "policy",
     "LlmPolicy": "policy",
+    "RedactionPolicy": "policy",
+    "RedactionPattern": "policy",
     "validate_json_value": "validation",
     "invalid_request": "validation",
 }

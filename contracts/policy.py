@@ -40,13 +40,33 @@ class ApprovalRule(WireModel):
     risk_level: RiskLevel | None = None
 
 
+class RedactionPattern(WireModel):
+    """One more secret format the organisation wants scrubbed from outbound prompts (seed 000 §8.7).
+
+    ``pattern`` is RE2 syntax (no backreferences or lookaround), so matching stays linear in the size of
+    the prompt whatever the pattern; the runtime refuses a bundle whose pattern does not compile.
+    Matches are replaced by ``[REDACTED:<kind>]``.
+    """
+
+    kind: str = Field(pattern=r"^[a-z][a-z0-9_]{0,47}$")
+    pattern: str = Field(min_length=1, max_length=2000)
+
+
+class RedactionPolicy(WireModel):
+    """Redaction of outbound prompts. Absent from the bundle = the built-in patterns, switched on."""
+
+    enabled: bool = True
+    extra_patterns: list[RedactionPattern] = Field(default_factory=list, max_length=100)
+
+
 class LlmPolicy(WireModel):
-    """Model allowlist and token budgets (seed 000 §6.2, §6.5)."""
+    """Model allowlist and token budgets (seed 000 §6.2, §6.5), and prompt redaction (§8.7)."""
 
     allowed_models: list[str] = Field(min_length=1)
     max_input_tokens: int = Field(ge=1)
     max_output_tokens: int = Field(ge=1)
     max_session_tokens: int = Field(ge=1)
+    redaction: RedactionPolicy | None = None
 
 
 class PolicyBundle(WireModel):

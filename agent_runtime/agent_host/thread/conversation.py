@@ -1,0 +1,464 @@
+"""The session's message thread (seed 000 §5.1, §5.3, §5.5; seed 004 Message, session_history).
+
+One ordered list of ``ConversationMessage`` across every task of the session: user prompts, assistant
+replies with the tool calls they make, tool results and system notes. Each message gets an id, its
+task and step, a timestamp and a token count computed once, when it is added.
+
+The order is checked on every addition and on every restore, so the thread can always be turned into
+an LLM request: an assistant message with tool calls is followed by one result per call (in any
+order) before anything else; a result answers exactly one open call, by id and tool name.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+
+from pydantic import ValidationError
+
+from agent_runtime.agent_host.thread.budget import TokenBudget
+from agent_runtime.agent_host.thread.context import (
+    DEFAULT_RECENCY_WINDOW,
+    ContextSelection,
+    Units,
+    select,
+    truncation_marker_text,
+)
+from agent_runtime.agent_host.thread.errors import ThreadError, ThreadOrderError, TokenizerUnavailable
+from agent_runtime.agent_host.thread.tokens import Tokenizer, count_message, estimate_without_tokenizer
+from contracts.checkpoint import Checkpoint
+from contracts.enums import Role, ToolStatus
+from contracts.errors import ErrorCode
+from contracts.messages import ConversationMessage, SessionHistory
+from contracts.tools import ToolCall, ToolResult
+from contracts.validation import invalid_request
+
+__all__ = ["Clock", "ConversationThread", "IdFactory", "new_message_id", "render_tool_result", "utc_now"]
+
+Clock = Callable[[], datetime]
+IdFactory = Callable[[], str]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_message_id() -> str:
+    return f"msg_{uuid.uuid4().hex}"
+
+
+def render_tool_result(result: ToolResult) -> str:
+    """What the model reads for a tool result: the output, or the error it can correct course by
+    (seed 000 §4.6), and where the full output went when it was too long to keep inline."""
+    output = result.output_text or ""
+    if result.status is ToolStatus.SUCCEEDED:
+        text = output or "(no output)"
+    elif result.status is ToolStatus.DENIED:
+        reason = result.error.message if result.error else "the action is not allowed"
+        text = f"Denied: {reason}"
+    else:
+        assert result.error is not None  # a failed ToolResult always says why (its validator)
+        text = f"Failed ({result.error.code.value}): {result.error.message}"
+        if output:
+            text += f"\n{output}"
+    if result.artifact_uris:
+        text += "\n[Full output saved as: " + ", ".join(result.artifact_uris) + "]"
+    return text
+
+
+class _Order:
+    """The ordering rules, applied the same way to live additions and to restored messages."""
+
+    __slots__ = ("call_ids", "message_ids", "pending")
+
+    def __init__(self) -> None:
+        self.message_ids: set[str] = set()
+        self.call_ids: set[str] = set()
+        self.pending: dict[str, str] = {}  # open tool call id → tool name, in call order
+
+    def check(self, message: ConversationMessage, index: int) -> None:
+        where = {"index": index, "messageId": message.message_id}
+        if message.message_id in self.message_ids:
+            raise ThreadOrderError(f"Message id {message.message_id} appears twice in the thread.", **where)
+        if message.role is Role.TOOL:
+            call_id = message.tool_call_id
+            assert call_id is not None  # ConversationMessage's validator
+            if call_id not in self.pending:
+                raise ThreadOrderError(
+                    f"Tool result {message.message_id} answers call {call_id}, which is not an open tool"
+                    " call of the assistant message before it.",
+                    toolCallId=call_id,
+                    **where,
+                )
+            if message.tool_name is not None and message.tool_name != self.pending[call_id]:
+                raise ThreadOrderError(
+                    f"Tool result {message.message_id} is for {message.tool_name}, but call {call_id}"
+                    f" was to {self.pending[call_id]}.",
+                    toolCallId=call_id,
+                    **where,
+                )
+            return
+        if self.pending:
+            raise ThreadOrderError(
+                f"Message {message.message_id} comes before the results of tool calls"
+                f" {', '.join(self.pending)}: every call is answered before the conversation goes on.",
+                pendingToolCallIds=list(self.pending),
+                **where,
+            )
+        for call in message.tool_calls or ():
+            if call.tool_call_id in self.call_ids:
+                raise ThreadOrderError(
+                    f"Tool call id {call.tool_call_id} is used twice in the thread.",
+                    toolCallId=call.tool_call_id,
+                    **where,
+                )
+
+    def accept(self, message: ConversationMessage) -> None:
+        self.message_ids.add(message.message_id)
+        if message.role is Role.TOOL:
+            assert message.tool_call_id is not None
+            del self.pending[message.tool_call_id]
+            return
+        for call in message.tool_calls or ():
+            self.call_ids.add(call.tool_call_id)
+            self.pending[call.tool_call_id] = call.tool_name
+
+
+class ConversationThread:
+    """The ordered thread of one session, its token counts and its budget."""
+
+    def __init__(
+        self,
+        session_id: str,
+        tokenizer: Tokenizer,
+        clock: Clock = utc_now,
+        id_factory: IdFactory = new_message_id,
+        *,
+        budget: TokenBudget,
+    ) -> None:
+        if not session_id:
+            raise ValueError("session_id must not be empty")
+        self.session_id = session_id
+        self.budget = budget
+        self._tokenizer = tokenizer
+        self._clock = clock
+        self._id_factory = id_factory
+        self._messages: list[ConversationMessage] = []
+        self._units = Units()
+        self._order = _Order()
+        self._tokenizer_failure: TokenizerUnavailable | None = None
+        self._marker_tokens: dict[int, int] = {}
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def messages(self) -> tuple[ConversationMessage, ...]:
+        """The thread, oldest first. The messages are shared, not copied: treat them as read-only."""
+        return tuple(self._messages)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[ConversationMessage]:
+        return iter(tuple(self._messages))
+
+    @property
+    def thread_token_count(self) -> int:
+        """``threadTokenCount``: the sum of the token counts of every message in the thread."""
+        return self._units.total
+
+    @property
+    def session_tokens_used(self) -> int:
+        """``sessionTokensUsed``: actual input + output tokens of every LLM call of the session."""
+        return self.budget.used
+
+    @property
+    def pending_tool_calls(self) -> dict[str, str]:
+        """Tool calls of the last assistant message still waiting for a result: id → tool name."""
+        return dict(self._order.pending)
+
+    @property
+    def tokenizer_failure(self) -> TokenizerUnavailable | None:
+        """Why token counts are estimates, if the tokenizer failed; messages were kept regardless."""
+        return self._tokenizer_failure
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` — e.g. the system prompt or the tool definitions — with the thread's
+        tokenizer, or a high estimate if it is unavailable."""
+        try:
+            return self._tokenizer.count(text)
+        except TokenizerUnavailable as exc:
+            if self._tokenizer_failure is None:
+                self._tokenizer_failure = exc
+            return estimate_without_tokenizer(text)
+
+    # ------------------------------------------------------------------ adding
+
+    def add_user_message(
+        self, content: str, *, task_id: str, step_id: str | None = None
+    ) -> ConversationMessage:
+        """The user's prompt that starts a task (seed 000 §4.1)."""
+        return self._add(Role.USER, content, task_id=task_id, step_id=step_id)
+
+    def add_assistant_message(
+        self,
+        content: str,
+        *,
+        task_id: str,
+        step_id: str,
+        tool_calls: Sequence[ToolCall] = (),
+    ) -> ConversationMessage:
+        """The model's complete response: its text and the tool calls to run (seed 000 §6.3)."""
+        return self._add(
+            Role.ASSISTANT, content, task_id=task_id, step_id=step_id, tool_calls=list(tool_calls)
+        )
+
+    def add_tool_result(self, result: ToolResult, *, tool_call_id: str | None = None) -> ConversationMessage:
+        """The result of one open tool call; ``tool_call_id`` defaults to the result's own."""
+        call_id = tool_call_id or result.tool_call_id
+        if call_id is None:
+            raise ThreadOrderError(
+                f"The result of {result.tool_name} names no toolCallId, so it answers no call.",
+                toolName=result.tool_name,
+            )
+        return self._add(
+            Role.TOOL,
+            render_tool_result(result),
+            task_id=result.task_id,
+            step_id=result.step_id,
+            tool_call_id=call_id,
+            tool_name=result.tool_name,
+            tool_status=result.status,
+        )
+
+    def add_system_note(
+        self, content: str, *, task_id: str | None = None, step_id: str | None = None
+    ) -> ConversationMessage:
+        """A note for the model at this point of the conversation, e.g. that the gateway blocked the
+        last request (seed 000 §6.4)."""
+        return self._add(Role.SYSTEM, content, task_id=task_id, step_id=step_id)
+
+    def fail_pending_tool_calls(
+        self, reason: str, *, task_id: str, step_id: str
+    ) -> list[ConversationMessage]:
+        """Answer every open tool call with a failed result saying ``reason`` — for a step that ended
+        before its tools reported (a crash, a shutdown), so the conversation can go on."""
+        return [
+            self._add(
+                Role.TOOL,
+                f"Failed: {reason}",
+                task_id=task_id,
+                step_id=step_id,
+                tool_call_id=call_id,
+                tool_name=tool_name,
+                tool_status=ToolStatus.FAILED,
+            )
+            for call_id, tool_name in list(self._order.pending.items())
+        ]
+
+    def _add(
+        self,
+        role: Role,
+        content: str,
+        *,
+        task_id: str | None,
+        step_id: str | None,
+        tool_calls: list[ToolCall] | None = None,
+        tool_call_id: str | None = None,
+        tool_name: str | None = None,
+        tool_status: ToolStatus | None = None,
+    ) -> ConversationMessage:
+        if not isinstance(content, str):
+            raise ThreadError(
+                ErrorCode.INVALID_REQUEST,
+                f"Message content must be text, not {type(content).__name__}.",
+                details={"field": "content"},
+            )
+        for field, value in (("taskId", task_id), ("stepId", step_id)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ThreadError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"{field} must be a non-empty string.",
+                    details={"field": field},
+                )
+        tokens = count_message(self.count_tokens, content, tool_calls=tool_calls, tool_name=tool_name)
+        try:
+            message = ConversationMessage(
+                message_id=self._id_factory(),
+                session_id=self.session_id,
+                task_id=task_id,
+                step_id=step_id,
+                role=role,
+                content=content,
+                token_count=tokens,
+                timestamp=self._clock(),
+                tool_calls=tool_calls or None,
+                tool_call_id=tool_call_id,
+                tool_name=tool_name,
+                tool_status=tool_status,
+            )
+        except ValidationError as exc:
+            shape = invalid_request(exc)
+            raise ThreadError(shape.code, shape.message, details=shape.details) from exc
+        self._order.check(message, len(self._messages))
+        self._append(message, tokens)
+        return message
+
+    def _append(self, message: ConversationMessage, tokens: int) -> None:
+        extends = message.role is Role.TOOL and message.tool_call_id in self._order.pending
+        self._order.accept(message)
+        self._messages.append(message)
+        self._units.add(message, tokens, extends=extends)
+
+    # ------------------------------------------------------------------ budget and context
+
+    def precheck(self, estimate: int) -> None:
+        """Raise ``LLM_BUDGET_EXCEEDED`` unless a call estimated at ``estimate`` tokens may start."""
+        self.budget.precheck(estimate)
+
+    def record_usage(self, input_tokens: int, output_tokens: int) -> None:
+        """Add one call's actual usage, as the gateway reported it."""
+        self.budget.record_usage(input_tokens, output_tokens)
+
+    def select_context(
+        self,
+        max_input_tokens: int,
+        *,
+        system_tokens: int,
+        tools_tokens: int,
+        recency_window: int = DEFAULT_RECENCY_WINDOW,
+    ) -> ContextSelection:
+        """The messages to send so that the request fits ``max_input_tokens`` (seed 000 §5.4; the rules
+        are in :mod:`agent_runtime.agent_host.thread.context`). Raises ``ContextWindowExceeded``."""
+        return select(
+            self._messages,
+            self._units,
+            max_input_tokens=max_input_tokens,
+            system_tokens=system_tokens,
+            tools_tokens=tools_tokens,
+            recency_window=recency_window,
+            make_marker=self._marker,
+        )
+
+    def _marker(self, removed: int, last_removed: ConversationMessage) -> tuple[ConversationMessage, int]:
+        text = truncation_marker_text(removed)
+        tokens = self._marker_tokens.get(removed)
+        if tokens is None:
+            tokens = self._marker_tokens[removed] = count_message(self.count_tokens, text)
+        marker = ConversationMessage(
+            message_id=f"{last_removed.message_id}.truncated",
+            session_id=self.session_id,
+            role=Role.SYSTEM,
+            content=text,
+            token_count=tokens,
+            timestamp=last_removed.timestamp,
+        )
+        return marker, tokens
+
+    # ------------------------------------------------------------------ serialisation (§5.5)
+
+    def to_checkpoint_thread(self) -> list[ConversationMessage]:
+        """The ``thread`` list of the Local State Store's checkpoint (seed 000 §9.2)."""
+        return list(self._messages)
+
+    def to_session_history(
+        self, *, workspace_id: str, snapshot_after_task_id: str, snapshot_at: datetime | None = None
+    ) -> SessionHistory:
+        """The ``session_history`` artifact uploaded after each task (seed 004)."""
+        try:
+            return SessionHistory(
+                workspace_id=workspace_id,
+                session_id=self.session_id,
+                snapshot_after_task_id=snapshot_after_task_id,
+                snapshot_at=snapshot_at or self._clock(),
+                messages=list(self._messages),
+            )
+        except ValidationError as exc:
+            shape = invalid_request(exc)
+            raise ThreadError(shape.code, shape.message, details=shape.details) from exc
+
+    @classmethod
+    def restore(
+        cls,
+        messages: Sequence[ConversationMessage],
+        *,
+        session_id: str,
+        tokenizer: Tokenizer,
+        budget: TokenBudget,
+        clock: Clock = utc_now,
+        id_factory: IdFactory = new_message_id,
+        messages_session_id: str | None = None,
+    ) -> ConversationThread:
+        """A thread holding ``messages``, checked message by message; nothing is half-restored.
+
+        Every message must belong to ``messages_session_id`` (default: ``session_id``). Token counts
+        are computed afresh rather than trusted from the file. Tool calls left open by the last
+        message stay open (:attr:`pending_tool_calls`); answer them, e.g. with
+        :meth:`fail_pending_tool_calls`, before the conversation goes on.
+        """
+        thread = cls(session_id, tokenizer, clock, id_factory, budget=budget)
+        owner = messages_session_id or session_id
+        for index, message in enumerate(messages):
+            if message.session_id != owner:
+                raise ThreadOrderError(
+                    f"Message {message.message_id} belongs to session {message.session_id}, not {owner}.",
+                    index=index,
+                    messageId=message.message_id,
+                )
+            thread._order.check(message, index)
+            tokens = count_message(
+                thread.count_tokens,
+                message.content,
+                tool_calls=message.tool_calls,
+                tool_name=message.tool_name,
+            )
+            thread._append(message.model_copy(update={"token_count": tokens}), tokens)
+        return thread
+
+    @classmethod
+    def from_checkpoint(
+        cls,
+        checkpoint: Checkpoint,
+        *,
+        tokenizer: Tokenizer,
+        max_session_tokens: int,
+        clock: Clock = utc_now,
+        id_factory: IdFactory = new_message_id,
+    ) -> ConversationThread:
+        """Crash recovery (seed 004 scenario A): the thread and the tokens used, from the checkpoint;
+        the budget's limit from the (refreshed) policy bundle."""
+        return cls.restore(
+            checkpoint.thread,
+            session_id=checkpoint.session_id,
+            tokenizer=tokenizer,
+            budget=TokenBudget(max_session_tokens, used=checkpoint.session_tokens_used),
+            clock=clock,
+            id_factory=id_factory,
+        )
+
+    @classmethod
+    def from_session_history(
+        cls,
+        history: SessionHistory,
+        *,
+        session_id: str,
+        tokenizer: Tokenizer,
+        budget: TokenBudget,
+        clock: Clock = utc_now,
+        id_factory: IdFactory = new_message_id,
+    ) -> ConversationThread:
+        """Continuing a past conversation in a new session (seed 004 scenario B).
+
+        The earlier messages keep their own ``sessionId``, ``taskId`` and ``stepId``: they record
+        where each message was produced. New messages carry ``session_id``.
+        """
+        return cls.restore(
+            history.messages,
+            session_id=session_id,
+            tokenizer=tokenizer,
+            budget=budget,
+            clock=clock,
+            id_factory=id_factory,
+            messages_session_id=history.session_id,
+        )
