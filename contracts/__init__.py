@@ -2,9 +2,10 @@
 
 Modules: ``errors`` (the error shape and its codes), ``jsonrpc`` (envelopes), ``methods`` (the eight
 JSON-RPC methods), ``events`` (``SessionEvent`` and the audit/telemetry envelope), ``tools``,
-``messages``, ``approvals``, ``checkpoint``, ``policy``, ``enums``, ``validation`` and ``ipc`` (framing,
-handshake and clients of the desktop ⇄ runtime wire). JSON Schema files of the models are in
-``contracts/schemas``.
+``messages``, ``approvals``, ``checkpoint``, ``policy``, ``enums``, ``validation``, ``ipc`` (framing,
+handshake and clients of the desktop ⇄ runtime wire), ``rest`` (the backend services' REST payloads)
+and ``signing`` (canonical JSON and Ed25519 signatures of policy bundles). JSON Schema files of the
+models are in ``contracts/schemas``.
 
 The names below are importable from ``contracts`` itself; each is loaded on first use, so importing
 one part of the package does not pay for building every model.
@@ -68,6 +69,37 @@ _EXPORTS: dict[str, str] = {
     "RedactionPattern": "policy",
     "validate_json_value": "validation",
     "invalid_request": "validation",
+    # The backend's REST payloads (contracts.rest) and policy bundle signatures (contracts.signing).
+    "CreateSessionRequest": "rest.sessions",
+    "CreateSessionResponse": "rest.sessions",
+    "ComponentCompatibility": "rest.sessions",
+    "ResumeSessionRequest": "rest.sessions",
+    "ResumeSessionResponse": "rest.sessions",
+    "CancelSessionRequest": "rest.sessions",
+    "SessionResource": "rest.sessions",
+    "SessionList": "rest.sessions",
+    "PolicyKey": "rest.policies",
+    "PolicyKeySet": "rest.policies",
+    "IssueBundleRequest": "rest.policies",
+    "IssuedBundle": "rest.policies",
+    "ResolveWorkspaceRequest": "rest.workspaces",
+    "WorkspaceResource": "rest.workspaces",
+    "WorkspaceList": "rest.workspaces",
+    "ArtifactUploadRequest": "rest.workspaces",
+    "ArtifactUploadResponse": "rest.workspaces",
+    "ArtifactMetadata": "rest.workspaces",
+    "ArtifactList": "rest.workspaces",
+    "ApprovalResource": "rest.approvals",
+    "ApprovalList": "rest.approvals",
+    "AuditReceipt": "rest.observability",
+    "AuditReceipts": "rest.observability",
+    "TelemetryReceipt": "rest.observability",
+    "canonical_json": "signing",
+    "sign_bundle": "signing",
+    "verify_bundle": "signing",
+    "key_id": "signing",
+    "public_key_from_text": "signing",
+    "public_key_to_text": "signing",
 }
 
 __all__ = sorted(_EXPORTS)

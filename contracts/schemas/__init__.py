@@ -14,6 +14,8 @@ from pydantic import BaseModel
 
 from contracts import approvals, checkpoint, events, jsonrpc, messages, methods, policy, tools
 from contracts.errors import ErrorShape
+from contracts.rest import approvals as rest_approvals
+from contracts.rest import observability, policies, sessions, workspaces
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 
@@ -44,7 +46,35 @@ def models() -> dict[str, type[BaseModel]]:
         jsonrpc.JsonRpcErrorResponse,
     ):
         found[model.__name__] = model
+    found.update({rest.__name__: rest for rest in rest_models()})
     return dict(sorted(found.items()))
+
+
+def rest_models() -> list[type[BaseModel]]:
+    """The top-level REST payloads of the backend services (requests and responses)."""
+    return [
+        sessions.CreateSessionRequest,
+        sessions.CreateSessionResponse,
+        sessions.ResumeSessionRequest,
+        sessions.ResumeSessionResponse,
+        sessions.CancelSessionRequest,
+        sessions.SessionResource,
+        sessions.SessionList,
+        policies.PolicyKeySet,
+        policies.IssueBundleRequest,
+        policies.IssuedBundle,
+        workspaces.ResolveWorkspaceRequest,
+        workspaces.WorkspaceResource,
+        workspaces.WorkspaceList,
+        workspaces.ArtifactUploadRequest,
+        workspaces.ArtifactUploadResponse,
+        workspaces.ArtifactMetadata,
+        workspaces.ArtifactList,
+        rest_approvals.ApprovalResource,
+        rest_approvals.ApprovalList,
+        observability.AuditReceipts,
+        observability.TelemetryReceipt,
+    ]
 
 
 def render(model: type[BaseModel]) -> str:

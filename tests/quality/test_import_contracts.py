@@ -24,6 +24,24 @@ PACKAGES = [
     "agent_runtime/agent_host/policy",
     "agent_runtime/tool_runtime",
     "agent_runtime/scripted_gateway",
+    *(
+        f"backend/{part}"
+        for part in (
+            "cli",
+            "apps",
+            "local_mode",
+            "storage",
+            "storage/aws",
+            "peers",
+            "session",
+            "policy",
+            "workspace",
+            "approval",
+            "audit",
+            "telemetry",
+            "common",
+        )
+    ),
 ]
 
 VIOLATIONS = {
@@ -38,6 +56,8 @@ VIOLATIONS = {
         "from agent_runtime import scripted_gateway\n",
     ),
     "policy-is-pure": ("agent_runtime/agent_host/policy/bad.py", "import socket\n"),
+    "backend-layers": ("backend/session/bad.py", "from backend import workspace\n"),
+    "boto3-only-in-the-aws-store": ("backend/common/bad.py", "import boto3\n"),
 }
 
 
@@ -70,10 +90,18 @@ def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+ALLOWED = {
+    # The one place boto3 belongs: a tree without it would leave that contract's exceptions unused.
+    "backend/storage/aws/client.py": "import boto3\nimport botocore\n",
+}
+
+
 def _scratch_tree(root: Path) -> Path:
     for package in PACKAGES:
         (root / package).mkdir(parents=True, exist_ok=True)
         (root / package / "__init__.py").write_text("")
+    for module, source in ALLOWED.items():
+        (root / module).write_text(source)
     (root / ".importlinter").write_text(_ini(CONFIG))
     return root
 

@@ -1,0 +1,197 @@
+"""The app factory: one FastAPI app per service, or several (all six: the combined app of local mode).
+
+Services reach each other through their ports: in one app the other service object itself; across apps
+an HTTP adapter to ``peers_url`` (:mod:`backend.peers`), the base URL under which the other services'
+routes are served (one gateway, or the combined app).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from fastapi import FastAPI
+from pydantic import BaseModel
+from starlette.responses import JSONResponse, Response
+
+from backend.approval import api as approval_api
+from backend.approval.service import ApprovalService
+from backend.audit import api as audit_api
+from backend.audit.service import AuditService
+from backend.common.auth import Principal, TokenVerifier
+from backend.common.clock import Clock, SystemClock
+from backend.common.handlers import install_error_handling
+from backend.common.openapi import install_openapi
+from backend.common.runner import Runner
+from backend.common.security import Authenticator
+from backend.common.settings import Settings
+from backend.peers import HttpPolicyProvider, HttpSessionDirectory, HttpWorkspaceResolver, ServiceClient
+from backend.policy import api as policy_api
+from backend.policy.config import PolicyDirectory, builtin_policy
+from backend.policy.service import PolicyService
+from backend.session import api as session_api
+from backend.session.compatibility import CompatibilityChecker
+from backend.session.ports import PolicyProvider
+from backend.session.service import SessionService
+from backend.storage import Stores
+from backend.telemetry import api as telemetry_api
+from backend.telemetry.service import TelemetryService
+from backend.workspace import api as workspace_api
+from backend.workspace.service import WorkspaceService
+from contracts.enums import WorkspaceScope
+from contracts.rest.workspaces import WorkspaceResource
+
+__all__ = ["SERVICES", "Backend", "create_app"]
+
+SERVICES = ("session", "policy", "workspace", "approval", "audit", "telemetry")
+VERSION = "0.1.0"
+
+
+@dataclass
+class Backend:
+    """The service objects behind an app (for maintenance commands and tests)."""
+
+    sessions: SessionService | None = None
+    policy: PolicyService | None = None
+    workspaces: WorkspaceService | None = None
+    approvals: ApprovalService | None = None
+    audit: AuditService | None = None
+    telemetry: TelemetryService | None = None
+    peer_clients: list[ServiceClient] = field(default_factory=list)
+
+    def close(self) -> None:
+        for client in self.peer_clients:
+            client.close()
+
+
+def create_app(
+    stores: Stores,
+    *,
+    verifier: TokenVerifier,
+    policy_key: Ed25519PrivateKey | None = None,
+    retired_policy_keys: Iterable[Ed25519PublicKey] = (),
+    services: Iterable[str] = SERVICES,
+    settings: Settings | None = None,
+    policies: PolicyDirectory | None = None,
+    clock: Clock | None = None,
+    peers_url: str | None = None,
+) -> FastAPI:
+    """An app serving ``services`` over ``stores``. ``app.state.backend`` holds the service objects."""
+    wanted = tuple(dict.fromkeys(services))
+    unknown = sorted(set(wanted) - set(SERVICES))
+    if unknown:
+        raise ValueError(f"unknown service: {unknown[0]}")
+    settings = settings or Settings()
+    clock = clock or SystemClock()
+    policies = policies or PolicyDirectory(
+        None,
+        builtin_policy(bundle_ttl=settings.bundle_ttl, max_artifact_bytes=settings.limits.max_artifact_bytes),
+    )
+    runner = Runner(inline=not stores.blocking)
+    authenticate = Authenticator(verifier)
+    limits = settings.limits
+    backend = Backend()
+    peer: ServiceClient | None = None
+
+    def remote() -> ServiceClient:
+        nonlocal peer
+        if peer is None:
+            if peers_url is None:
+                raise ValueError(
+                    f"serving {', '.join(wanted)} alone needs the URL of the other services (peers_url)"
+                )
+            peer = ServiceClient(peers_url)
+            backend.peer_clients.append(peer)
+        return peer
+
+    app = FastAPI(
+        title="Cowork backend",
+        version=VERSION,
+        description="Session, Policy, Workspace, Approval, Audit and Telemetry services (seed 001 §1). "
+        "Errors are always the error shape {code, message, retryable, details}.",
+        separate_input_output_schemas=False,
+        redoc_url=None,
+    )
+    body_models: list[type[BaseModel]] = []
+
+    # The session and workspace services need each other (workspaces for new sessions; session
+    # ownership for uploads), so in one app each is reached through a forward bound below.
+    session_directory = _SessionDirectory()
+    workspace_resolver = _WorkspaceResolver()
+
+    if "policy" in wanted:
+        if policy_key is None:
+            raise ValueError("the Policy Service needs its signing key")
+        backend.policy = PolicyService(policies, policy_key, clock, retired_keys=tuple(retired_policy_keys))
+        app.include_router(
+            policy_api.router(backend.policy, authenticate, runner, limits.max_json_body_bytes)
+        )
+        body_models += policy_api.BODY_MODELS
+    if "session" in wanted:
+        policy_provider: PolicyProvider = backend.policy or HttpPolicyProvider(remote())
+        backend.sessions = SessionService(
+            stores.sessions,
+            policy_provider,
+            workspace_resolver,
+            CompatibilityChecker(settings.host_versions, settings.desktop_versions),
+            clock,
+            settings,
+        )
+        session_directory.target = backend.sessions
+        app.include_router(
+            session_api.router(backend.sessions, authenticate, runner, limits.max_json_body_bytes)
+        )
+        body_models += session_api.BODY_MODELS
+    elif {"workspace", "approval"} & set(wanted):
+        session_directory.target = HttpSessionDirectory(remote())
+    if "workspace" in wanted:
+        backend.workspaces = WorkspaceService(
+            stores.workspaces, stores.content, session_directory, clock, settings
+        )
+        workspace_resolver.target = backend.workspaces
+        app.include_router(workspace_api.router(backend.workspaces, authenticate, runner, limits))
+        body_models += workspace_api.BODY_MODELS
+    elif "session" in wanted:
+        workspace_resolver.target = HttpWorkspaceResolver(remote())
+    if "approval" in wanted:
+        backend.approvals = ApprovalService(stores.approvals, session_directory, clock)
+        app.include_router(
+            approval_api.router(backend.approvals, authenticate, runner, limits.max_json_body_bytes)
+        )
+        body_models += approval_api.BODY_MODELS
+    if "audit" in wanted:
+        backend.audit = AuditService(stores.audit, clock)
+        app.include_router(audit_api.router(backend.audit, authenticate, runner, limits))
+        body_models += audit_api.BODY_MODELS
+    if "telemetry" in wanted:
+        backend.telemetry = TelemetryService(stores.telemetry, clock, settings)
+        app.include_router(telemetry_api.router(backend.telemetry, authenticate, runner, limits))
+        body_models += telemetry_api.BODY_MODELS
+
+    @app.get("/health", include_in_schema=False)
+    async def health() -> Response:
+        return JSONResponse({"status": "ok", "services": list(wanted)})
+
+    install_error_handling(app)
+    install_openapi(app, body_models)
+    app.state.backend = backend
+    return app
+
+
+class _SessionDirectory:
+    target: SessionService | HttpSessionDirectory | None = None
+
+    def workspace_of(self, principal: Principal, session_id: str) -> str | None:
+        assert self.target is not None, "no Session Service wired"
+        return self.target.workspace_of(principal, session_id)
+
+
+class _WorkspaceResolver:
+    target: WorkspaceService | HttpWorkspaceResolver | None = None
+
+    def resolve(
+        self, principal: Principal, scope: WorkspaceScope, local_paths: Sequence[str]
+    ) -> WorkspaceResource:
+        assert self.target is not None, "no Workspace Service wired"
+        return self.target.resolve(principal, scope, local_paths)

@@ -1,0 +1,1 @@
+"""Audit Service: an append-only, hash-chained record of security-relevant events (seed 001 §1, §6.3)."""

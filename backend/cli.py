@@ -1,0 +1,476 @@
+"""``cowork-backend``: serve the backend and run its maintenance commands.
+
+Commands::
+
+    serve         run the services with uvicorn (--store memory|local|aws); prints a JSON "ready" line
+    token         mint a bearer token for development (--tenant, --user, --ttl)
+    keygen        create the auth and policy key pairs in the data directory
+    purge         remove workspaces inactive for 90 days, orphaned artifacts and content
+    audit-verify  check a tenant's audit hash chain; exit 1 at the first broken link
+    aws-setup     create the DynamoDB tables (GSIs, TTL) and the S3 bucket for development
+
+Exit codes: 0 success, 1 the check failed (audit-verify), 2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+import uvicorn
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from backend.apps import SERVICES, Backend, create_app
+from backend.audit.service import AuditService
+from backend.common.auth import TokenIssuer, TokenVerifier, valid_tenant_id
+from backend.common.clock import SystemClock
+from backend.common.config_file import ConfigError, load_settings
+from backend.common.errors import StorageError
+from backend.common.keys import KeyFileError, load_private_key, load_public_key
+from backend.common.logs import configure_logging
+from backend.common.settings import Settings
+from backend.local_mode import (
+    LOCAL_TENANT,
+    KeyPairs,
+    default_data_dir,
+    local_user,
+    remove_state_file,
+    write_state_file,
+)
+from backend.policy.config import PolicyDirectory, builtin_policy
+from backend.storage import Stores
+from backend.workspace.service import WorkspaceService
+
+if TYPE_CHECKING:
+    from backend.storage.aws import AwsSettings
+
+__all__ = ["main"]
+
+logger = logging.getLogger("backend.cli")
+
+LOCAL_TOKEN_TTL = timedelta(days=30)
+
+
+class UsageError(Exception):
+    """Bad arguments or configuration: reported in one line, exit code 2."""
+
+
+# ---------------------------------------------------------------------------------------------- stores
+
+
+def _open_stores(args: argparse.Namespace, settings: Settings) -> Stores:
+    # Each store is imported only when chosen: boto3 alone takes a few hundred milliseconds to import,
+    # which the desktop's embedded backend (local store) should not pay at every start.
+    if args.store == "memory":
+        from backend.storage.memory import open_memory_stores
+
+        return open_memory_stores()
+    if args.store == "local":
+        from backend.storage.local import open_local_stores
+
+        return open_local_stores(args.data_dir)
+    from backend.storage.aws import open_aws_stores
+
+    return open_aws_stores(_aws_settings(args, settings))
+
+
+def _aws_settings(args: argparse.Namespace, settings: Settings) -> AwsSettings:
+    from backend.storage.aws import AwsSettings
+
+    try:
+        return AwsSettings.from_environment(
+            env_prefix=args.env_prefix,
+            region=args.region,
+            bucket=args.bucket,
+            workspace_inactivity=settings.workspace_inactivity,
+            telemetry_retention=settings.telemetry_retention,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# ---------------------------------------------------------------------------------------------- serve
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, announcing readiness once it accepts connections and exiting 0 on SIGTERM/SIGINT."""
+
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None], worker_threads: int) -> None:
+        super().__init__(config)
+        self._on_ready = on_ready
+        self._worker_threads = worker_threads
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        # Blocking store calls and artifact bytes run in these worker threads (anyio's default is
+        # 40, far more than two cores can run: the extra threads only queue on the GIL and the disk).
+        anyio.to_thread.current_default_thread_limiter().total_tokens = self._worker_threads
+        await super().startup(sockets)
+        if self.started:
+            self._on_ready()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # uvicorn re-raises the signal after a graceful shutdown, which ends the process with the
+        # signal's status; a clean shutdown on request should exit 0.
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before uvicorn starts so that ``--port 0`` reports its real port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        if sys.platform != "win32":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def _loop_and_http() -> tuple[str, str]:
+    try:
+        import uvloop  # noqa: F401
+
+        loop = "uvloop"
+    except ImportError:  # Windows
+        loop = "asyncio"
+    try:
+        import httptools  # noqa: F401
+
+        http = "httptools"
+    except ImportError:
+        http = "h11"
+    return loop, http
+
+
+def _serving_keys(
+    args: argparse.Namespace, keys: KeyPairs | None
+) -> tuple[list[Ed25519PublicKey], Ed25519PrivateKey | None]:
+    """Token-verifying public keys and the policy signing key: given files, else the data dir's."""
+    try:
+        verifying = [load_public_key(path) for path in args.auth_public_key or []]
+        policy_key = load_private_key(args.policy_key) if args.policy_key else None
+    except KeyFileError as exc:
+        raise UsageError(str(exc)) from None
+    if not verifying and keys is not None:
+        verifying = [keys.auth.public_key()]
+    if policy_key is None and keys is not None:
+        policy_key = keys.policy
+    return verifying, policy_key
+
+
+def _retired_keys(args: argparse.Namespace) -> list[Ed25519PublicKey]:
+    """Public keys of former policy signing keys: still published, so bundles they signed verify."""
+    try:
+        return [load_public_key(path) for path in args.retired_policy_key or []]
+    except KeyFileError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _serve(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    builtin = builtin_policy(
+        bundle_ttl=settings.bundle_ttl, max_artifact_bytes=settings.limits.max_artifact_bytes
+    )
+    policies = PolicyDirectory(args.config_dir, builtin)
+    problems = policies.check()
+    if problems:
+        raise UsageError("policy configuration: " + "; ".join(problems))
+    clock = SystemClock()
+    # Memory and local stores are the embedded default: they keep their keys in the data directory
+    # and mint the local user's token. A deployment on AWS is handed its keys.
+    embedded = args.store != "aws"
+    keys = (
+        KeyPairs.in_directory(args.data_dir)
+        if embedded or not (args.auth_public_key and args.policy_key)
+        else None
+    )
+    verifying, policy_key = _serving_keys(args, keys)
+    stores = _open_stores(args, settings)
+    backend: Backend | None = None
+    try:
+        try:
+            app = create_app(
+                stores,
+                verifier=TokenVerifier(verifying, clock),
+                policy_key=policy_key,
+                retired_policy_keys=_retired_keys(args),
+                services=args.service or SERVICES,
+                settings=settings,
+                policies=policies,
+                clock=clock,
+                peers_url=args.peers_url,
+            )
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        backend = app.state.backend
+        configure_logging(args.log_level, args.log_file)
+        sock = _bind(args.host, args.port)
+        host, port = sock.getsockname()[:2]
+        url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+        purging: list[threading.Thread] = []
+
+        def ready() -> None:
+            line: dict[str, Any] = {"event": "ready", "url": url, "pid": os.getpid(), "store": args.store}
+            if embedded and keys is not None and backend is not None and backend.policy is not None:
+                user = local_user()
+                token = TokenIssuer(keys.auth, clock).mint(LOCAL_TENANT, user, LOCAL_TOKEN_TTL)
+                line["stateFile"] = str(
+                    write_state_file(
+                        args.data_dir,
+                        url=url,
+                        token=token,
+                        user_id=user,
+                        policy_keys=backend.policy.key_set(),
+                        started_at=clock.now(),
+                    )
+                )
+            print(json.dumps(line), flush=True)
+            logger.info("serving %s on %s", ", ".join(args.service or SERVICES), url)
+            if args.store == "local" and backend is not None and backend.workspaces is not None:
+                # After "ready", so a large data directory never delays the desktop's start.
+                purging.append(
+                    threading.Thread(target=_purge_quietly, args=(backend.workspaces,), daemon=True)
+                )
+                purging[0].start()
+
+        loop, http = _loop_and_http()
+        config = uvicorn.Config(
+            app,
+            loop=loop,
+            http=http,
+            lifespan="off",
+            access_log=False,
+            log_config=None,
+            server_header=False,
+            timeout_keep_alive=30,
+            timeout_graceful_shutdown=10,
+        )
+        _Server(config, ready, args.worker_threads).run(sockets=[sock])
+        for thread in purging:
+            thread.join(timeout=30)
+        return 0
+    finally:
+        if embedded:
+            remove_state_file(args.data_dir)
+        if backend is not None:
+            backend.close()
+        stores.close()
+
+
+def _purge_quietly(workspaces: WorkspaceService) -> None:
+    """The start-up purge of local mode (workspaces inactive for 90 days, orphaned content)."""
+    try:
+        report = workspaces.purge()
+    except Exception:
+        logger.exception("the start-up purge failed; it runs again at the next start")
+        return
+    logger.info("start-up purge: %s", json.dumps(asdict(report)))
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    try:
+        return load_settings(args.config_dir)
+    except ConfigError as exc:
+        raise UsageError(f"configuration: {exc}") from None
+
+
+# ------------------------------------------------------------------------------------------ other commands
+
+
+def _token(args: argparse.Namespace) -> int:
+    try:
+        key = load_private_key(args.key) if args.key else KeyPairs.in_directory(args.data_dir).auth
+    except KeyFileError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        token = TokenIssuer(key, SystemClock()).mint(args.tenant, args.user, timedelta(seconds=args.ttl))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(token)
+    return 0
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    KeyPairs.in_directory(args.data_dir)
+    keys = args.data_dir / "keys"
+    paths = {
+        "authPublicKey": keys / "auth_ed25519.pem.pub",
+        "policyPublicKey": keys / "policy_ed25519.pem.pub",
+    }
+    print(json.dumps({name: str(path) for name, path in paths.items()}))
+    return 0
+
+
+def _purge(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    stores = _open_stores(args, settings)
+    try:
+        service = WorkspaceService(stores.workspaces, stores.content, _NoSessions(), SystemClock(), settings)
+        report = service.purge()
+        print(json.dumps({"purged": asdict(report)}))
+        return 0
+    finally:
+        stores.close()
+
+
+def _audit_verify(args: argparse.Namespace) -> int:
+    if not valid_tenant_id(args.tenant):
+        raise UsageError("not a valid tenant ID")
+    stores = _open_stores(args, _settings(args))
+    try:
+        verdict = AuditService(stores.audit, SystemClock()).verify(args.tenant)
+    finally:
+        stores.close()
+    print(
+        json.dumps(
+            {
+                "tenantId": args.tenant,
+                "ok": verdict.ok,
+                "checked": verdict.checked,
+                "brokenAt": verdict.broken_at,
+                "problem": verdict.problem,
+            }
+        )
+    )
+    return 0 if verdict.ok else 1
+
+
+def _aws_setup(args: argparse.Namespace) -> int:
+    from backend.storage.aws import create_resources
+
+    created = create_resources(_aws_settings(args, Settings()))
+    print(json.dumps({"created": created}))
+    return 0
+
+
+class _NoSessions:
+    """Maintenance never uploads, so it never asks whose sessions are whose."""
+
+    def workspace_of(self, principal: Any, session_id: str) -> str | None:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------- parser
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cowork-backend", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def data_dir(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--data-dir",
+            type=Path,
+            default=None,
+            help="keys, database and artifacts (default: the user data dir)",
+        )
+
+    def store(
+        p: argparse.ArgumentParser,
+        choices: Sequence[str] = ("memory", "local", "aws"),
+        default: str = "local",
+    ) -> None:
+        p.add_argument("--store", choices=choices, default=default)
+        data_dir(p)
+        p.add_argument("--config-dir", type=Path, default=None, help="backend.toml and policy files")
+        p.add_argument("--env-prefix", default=None, help="AWS: table name prefix (default dev)")
+        p.add_argument("--region", default=None, help="AWS: region (default AWS_REGION or us-east-1)")
+        p.add_argument("--bucket", default=None, help="AWS: artifact bucket (default {env}-cowork-artifacts)")
+
+    serve = commands.add_parser("serve", help="run the services")
+    store(serve)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=0, help="0 = any free port (see the ready line)")
+    serve.add_argument(
+        "--service", action="append", choices=SERVICES, help="serve only these (repeatable; default all)"
+    )
+    serve.add_argument("--peers-url", default=None, help="base URL of the services not served here")
+    serve.add_argument(
+        "--auth-public-key", type=Path, action="append", help="PEM public key that signs tokens (repeatable)"
+    )
+    serve.add_argument(
+        "--policy-key", type=Path, default=None, help="PEM private key that signs policy bundles"
+    )
+    serve.add_argument(
+        "--retired-policy-key", type=Path, action="append", help="PEM public key still published (repeatable)"
+    )
+    serve.add_argument("--worker-threads", type=int, default=8, help="threads for blocking work (default 8)")
+    serve.add_argument("--log-file", type=Path, default=None, help="JSON log lines go here (default stderr)")
+    serve.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    serve.set_defaults(run=_serve)
+
+    token = commands.add_parser("token", help="mint a development bearer token")
+    data_dir(token)
+    token.add_argument("--tenant", required=True)
+    token.add_argument("--user", required=True)
+    token.add_argument("--ttl", type=int, default=3600, help="seconds (default 3600)")
+    token.add_argument(
+        "--key", type=Path, default=None, help="PEM private key (default: the data dir's auth key)"
+    )
+    token.set_defaults(run=_token)
+
+    keygen = commands.add_parser("keygen", help="create the key pairs in the data directory")
+    data_dir(keygen)
+    keygen.set_defaults(run=_keygen)
+
+    purge = commands.add_parser("purge", help="remove inactive workspaces and orphaned content")
+    store(purge, ("local", "aws"))
+    purge.set_defaults(run=_purge)
+
+    verify = commands.add_parser("audit-verify", help="verify a tenant's audit hash chain")
+    store(verify, ("local", "aws"))
+    verify.add_argument("--tenant", required=True)
+    verify.set_defaults(run=_audit_verify)
+
+    setup = commands.add_parser("aws-setup", help="create the DynamoDB tables and the S3 bucket")
+    setup.add_argument("--env-prefix", default=None)
+    setup.add_argument("--region", default=None)
+    setup.add_argument("--bucket", default=None)
+    setup.set_defaults(run=_aws_setup)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if "data_dir" in args and args.data_dir is None:
+        args.data_dir = default_data_dir()
+    try:
+        result: int = args.run(args)
+    except UsageError as exc:
+        print(f"cowork-backend: {exc}", file=sys.stderr)
+        return 2
+    except StorageError as exc:
+        print(f"cowork-backend: {exc.shape.message}", file=sys.stderr)
+        return 2
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""Bearer tokens: EdDSA (Ed25519) JWTs naming the caller's tenant and user.
+
+Claims: ``tid`` (tenantId), ``sub`` (userId), ``iss``, ``aud``, ``exp``, ``iat``; the header's ``kid``
+names the signing key. Every record a request reads or writes is scoped to the token's tenant and user
+— never to IDs in the body.
+
+Verification is the hot path of every request, so a verified token is remembered (by its exact string,
+in a bounded LRU, only until its ``exp``): a client that reuses its token pays for one signature check,
+not one per request.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from backend.common.clock import Clock
+from backend.common.errors import BackendError, unauthorized
+from contracts.signing import key_id
+
+__all__ = [
+    "DEFAULT_AUDIENCE",
+    "DEFAULT_ISSUER",
+    "Principal",
+    "TokenIssuer",
+    "TokenVerifier",
+    "valid_tenant_id",
+    "valid_user_id",
+]
+
+DEFAULT_ISSUER = "cowork-backend"
+DEFAULT_AUDIENCE = "cowork"
+_ALGORITHM = "EdDSA"
+_TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_USER = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
+
+
+def valid_tenant_id(value: str) -> bool:
+    """Tenant IDs are plain (letters, digits, ``._-``; at most 64): they become key prefixes."""
+    return bool(_TENANT.fullmatch(value))
+
+
+def valid_user_id(value: str) -> bool:
+    """User IDs may be e-mail addresses or OS account names ("Jane Doe"); no control characters."""
+    return bool(_USER.fullmatch(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: from a verified token, never from a request body."""
+
+    tenant_id: str
+    user_id: str
+    token: str = field(default="", repr=False, compare=False)
+    """The bearer token itself, forwarded when one service calls another over HTTP."""
+
+
+class TokenIssuer:
+    """Mints tokens (``cowork-backend token``, and local mode for its own user)."""
+
+    def __init__(
+        self,
+        private_key: Ed25519PrivateKey,
+        clock: Clock,
+        *,
+        issuer: str = DEFAULT_ISSUER,
+        audience: str = DEFAULT_AUDIENCE,
+    ) -> None:
+        self._key = private_key
+        self._kid = key_id(private_key.public_key())
+        self._clock = clock
+        self._issuer = issuer
+        self._audience = audience
+
+    def mint(self, tenant_id: str, user_id: str, ttl: timedelta) -> str:
+        if not valid_tenant_id(tenant_id):
+            raise ValueError("a tenant ID is 1-64 letters, digits, '.', '_' or '-'")
+        if not valid_user_id(user_id):
+            raise ValueError("a user ID is 1-256 characters without control characters")
+        now = int(self._clock.now().timestamp())
+        claims = {
+            "tid": tenant_id,
+            "sub": user_id,
+            "iss": self._issuer,
+            "aud": self._audience,
+            "iat": now,
+            "exp": now + int(ttl.total_seconds()),
+        }
+        return jwt.encode(claims, self._key, algorithm=_ALGORITHM, headers={"kid": self._kid})
+
+
+class TokenVerifier:
+    """Checks tokens against public keys only, with a bounded cache of verified tokens."""
+
+    def __init__(
+        self,
+        public_keys: Sequence[Ed25519PublicKey],
+        clock: Clock,
+        *,
+        issuer: str = DEFAULT_ISSUER,
+        audience: str = DEFAULT_AUDIENCE,
+        cache_size: int = 4096,
+        leeway: timedelta = timedelta(seconds=30),
+    ) -> None:
+        if not public_keys:
+            raise ValueError("a verifier needs at least one public key")
+        self._keys = {key_id(key): key for key in public_keys}
+        self._clock = clock
+        self._issuer = issuer
+        self._audience = audience
+        self._leeway = leeway.total_seconds()
+        self._cache: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def verify(self, token: str) -> Principal:
+        """The principal a valid token names; ``UNAUTHORIZED`` (401) with a reason otherwise."""
+        now = self._clock.now().timestamp()
+        with self._lock:
+            cached = self._cache.get(token)
+            if cached is not None:
+                if now < cached[1] + self._leeway:
+                    self._cache.move_to_end(token)
+                    return cached[0]
+                del self._cache[token]
+        principal, expires = self._verify_signature_and_claims(token, now)
+        with self._lock:
+            self._cache[token] = (principal, expires)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return principal
+
+    def _verify_signature_and_claims(self, token: str, now: float) -> tuple[Principal, float]:
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            raise unauthorized("malformed", "The bearer token is not a well-formed JWT") from None
+        if header.get("alg") != _ALGORITHM:
+            raise unauthorized("algorithm", "The bearer token must be signed with EdDSA")
+        key = self._keys.get(str(header.get("kid", "")))
+        if key is None:
+            raise unauthorized(
+                "unknown_key", "The bearer token was signed by a key this service does not trust"
+            )
+        try:
+            # exp/iat are checked below against the injected clock, not PyJWT's wall clock.
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key,
+                algorithms=[_ALGORITHM],
+                audience=self._audience,
+                issuer=self._issuer,
+                options={"verify_exp": False, "verify_iat": False, "verify_nbf": False, "require": []},
+            )
+        except jwt.InvalidSignatureError:
+            raise unauthorized("invalid_signature", "The bearer token's signature is not valid") from None
+        except jwt.PyJWTError:
+            raise unauthorized("invalid_claims", "The bearer token's issuer or audience is wrong") from None
+        return self._principal(claims, now, token)
+
+    def _principal(self, claims: dict[str, Any], now: float, token: str) -> tuple[Principal, float]:
+        tenant, user, expires, issued = (claims.get(name) for name in ("tid", "sub", "exp", "iat"))
+        if not isinstance(tenant, str) or not valid_tenant_id(tenant):
+            raise _bad_claims("tid")
+        if not isinstance(user, str) or not valid_user_id(user):
+            raise _bad_claims("sub")
+        if not isinstance(expires, int | float) or isinstance(expires, bool):
+            raise _bad_claims("exp")
+        if not isinstance(issued, int | float) or isinstance(issued, bool) or issued > now + self._leeway:
+            raise _bad_claims("iat")
+        if now >= expires + self._leeway:
+            raise unauthorized("expired", "The bearer token has expired")
+        return Principal(tenant_id=tenant, user_id=user, token=token), float(expires)
+
+
+def _bad_claims(claim: str) -> BackendError:
+    return unauthorized(
+        "invalid_claims", f"The bearer token's {claim} claim is missing or invalid", claim=claim
+    )

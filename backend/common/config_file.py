@@ -1,0 +1,108 @@
+"""``backend.toml`` in the config directory: the service-wide settings an administrator may change.
+
+::
+
+    [compatibility.localAgentHostVersion]     # PEP 440 specifiers
+    supported = ">=0.1,<2"
+    deprecated = "<0.5"                        # optional: still served, flagged "deprecated"
+    [compatibility.desktopAppVersion]
+    supported = ">=0.1,<2"
+
+    [sessions]
+    bundleTtlSeconds = 28800                   # default policy bundle lifetime (tenants may override)
+    resumeGraceSeconds = 3600                  # how long after expiry a session can still resume
+
+    [workspaces]
+    inactivityDays = 90                        # purge workspaces with no new session for this long
+    maxArtifactBytes = 33554432
+
+Every key is optional; unknown keys are refused so a typo is not silently ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from backend.common.settings import Limits, Settings, VersionRange
+
+__all__ = ["SETTINGS_FILE", "ConfigError", "load_settings"]
+
+SETTINGS_FILE = "backend.toml"
+
+
+class ConfigError(Exception):
+    """The settings file cannot be used; the message says where and why."""
+
+
+def _table(document: dict[str, Any], name: str, keys: set[str]) -> dict[str, Any]:
+    table = document.get(name, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"[{name}] must be a table")
+    unknown = sorted(set(table) - keys)
+    if unknown:
+        raise ConfigError(f"[{name}] has an unknown key: {unknown[0]}")
+    return table
+
+
+def _positive_int(table: dict[str, Any], key: str, where: str) -> int | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"[{where}] {key} must be a positive whole number")
+    return value
+
+
+def _version_range(table: dict[str, Any], key: str, default: VersionRange) -> VersionRange:
+    entry = table.get(key)
+    if entry is None:
+        return default
+    if not isinstance(entry, dict) or not set(entry) <= {"supported", "deprecated"}:
+        raise ConfigError(f"[compatibility.{key}] takes 'supported' and 'deprecated'")
+    supported = entry.get("supported", default.supported)
+    deprecated = entry.get("deprecated")
+    for name, value in (("supported", supported), ("deprecated", deprecated)):
+        if value is None:
+            continue
+        try:
+            SpecifierSet(value)
+        except (InvalidSpecifier, TypeError):
+            raise ConfigError(f"[compatibility.{key}] {name} is not a PEP 440 specifier: {value!r}") from None
+    return VersionRange(supported=supported, deprecated=deprecated)
+
+
+def load_settings(config_dir: Path | None, base: Settings | None = None) -> Settings:
+    settings = base or Settings()
+    if config_dir is None or not (config_dir / SETTINGS_FILE).is_file():
+        return settings
+    try:
+        document = tomllib.loads((config_dir / SETTINGS_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{SETTINGS_FILE}: {exc}") from None
+    unknown = sorted(set(document) - {"compatibility", "sessions", "workspaces"})
+    if unknown:
+        raise ConfigError(f"{SETTINGS_FILE}: unknown table [{unknown[0]}]")
+    compatibility = _table(document, "compatibility", {"localAgentHostVersion", "desktopAppVersion"})
+    sessions = _table(document, "sessions", {"bundleTtlSeconds", "resumeGraceSeconds"})
+    workspaces = _table(document, "workspaces", {"inactivityDays", "maxArtifactBytes"})
+    changes: dict[str, Any] = {
+        "host_versions": _version_range(compatibility, "localAgentHostVersion", settings.host_versions),
+        "desktop_versions": _version_range(compatibility, "desktopAppVersion", settings.desktop_versions),
+    }
+    if (ttl := _positive_int(sessions, "bundleTtlSeconds", "sessions")) is not None:
+        changes["bundle_ttl"] = timedelta(seconds=ttl)
+    if (grace := _positive_int(sessions, "resumeGraceSeconds", "sessions")) is not None:
+        changes["resume_grace"] = timedelta(seconds=grace)
+    if (days := _positive_int(workspaces, "inactivityDays", "workspaces")) is not None:
+        changes["workspace_inactivity"] = timedelta(days=days)
+    if (size := _positive_int(workspaces, "maxArtifactBytes", "workspaces")) is not None:
+        changes["limits"] = dataclasses.replace(
+            settings.limits if settings.limits else Limits(), max_artifact_bytes=size
+        )
+    return dataclasses.replace(settings, **changes)

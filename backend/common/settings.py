@@ -1,0 +1,58 @@
+"""The service-wide knobs, with the defaults the design asks for. Per-tenant policy lives in config
+files (:mod:`backend.policy.config`), not here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+__all__ = ["Limits", "Settings", "VersionRange"]
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRange:
+    """PEP 440 specifiers for one client component: outside ``supported`` → ``incompatible``;
+    inside it but matching ``deprecated`` → ``deprecated``."""
+
+    supported: str = ">=0.1,<2"
+    deprecated: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_artifact_bytes: int = 32 * MiB
+    """Decoded artifact content (seed 001 §5 Workspace.Upload size limit)."""
+    max_json_body_bytes: int = 1 * MiB
+    """Every JSON body except artifact uploads (an audit batch of 500 envelopes fits)."""
+    max_events_per_batch: int = 500
+    max_event_bytes: int = 64 * 1024
+    """One audit or telemetry envelope, serialised (well under DynamoDB's 400 KB item limit)."""
+    upload_budget_bytes: int = 512 * MiB
+    """Upload bodies being read at once, across all requests; past it uploads get 429 and retry."""
+
+    @property
+    def max_upload_body_bytes(self) -> int:
+        """An artifact's JSON body: base64 grows content by 4/3, plus room for the other fields."""
+        return (self.max_artifact_bytes + 2) // 3 * 4 + 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    limits: Limits = field(default_factory=Limits)
+    bundle_ttl: timedelta = timedelta(hours=8)
+    """How long a policy bundle (and so a session, seed 004) is valid; a tenant's config may override."""
+    resume_grace: timedelta = timedelta(hours=1)
+    """How long after its bundle expired a session can still be resumed with a refreshed bundle
+    (seed 000 §8.6: policy expiry pauses a session, ResumeSession refreshes the bundle)."""
+    workspace_inactivity: timedelta = timedelta(days=90)
+    """Workspaces with no new session for this long are purged with everything in them (seed 004)."""
+    orphan_grace: timedelta = timedelta(hours=1)
+    """Artifact content with no metadata pointing at it is swept only when older than this, so an
+    upload in flight (content written, metadata not yet) is never swept."""
+    telemetry_retention: timedelta = timedelta(days=30)
+    telemetry_max_rows: int = 1_000_000
+    """Local store bound on telemetry rows; the oldest go first."""
+    host_versions: VersionRange = field(default_factory=VersionRange)
+    desktop_versions: VersionRange = field(default_factory=VersionRange)

@@ -1,0 +1,27 @@
+"""The Session Service's storage interface (seed 001 §8 repository pattern)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from backend.session.records import SessionRecord
+
+__all__ = ["SessionRepository"]
+
+
+class SessionRepository(Protocol):
+    def create(self, record: SessionRecord) -> None:
+        """Store a new session (its ID is fresh and random)."""
+        ...
+
+    def get(self, tenant_id: str, session_id: str) -> SessionRecord | None:
+        """The session if it exists *in this tenant*; None otherwise, whoever owns the ID."""
+        ...
+
+    def replace(self, record: SessionRecord, expected_revision: int) -> bool:
+        """Store ``record`` only if the stored one still has ``expected_revision``; False if not."""
+        ...
+
+    def list_by_workspace(self, tenant_id: str, workspace_id: str, limit: int) -> list[SessionRecord]:
+        """The tenant's sessions in a workspace, newest first."""
+        ...

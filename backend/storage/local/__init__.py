@@ -1,0 +1,38 @@
+"""The local store: SQLite (``backend.sqlite3``) and artifact files (``artifacts/``) in one data
+directory — the desktop's embedded default (DESIGN.md). Safe under concurrent requests and across
+restarts; its schema is versioned (:data:`backend.storage.local.db.MIGRATIONS`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend.common.keys import private_directory
+from backend.storage import Stores
+from backend.storage.local.approvals import LocalApprovalRepository
+from backend.storage.local.audit import LocalAuditRepository
+from backend.storage.local.content import FileContentStore
+from backend.storage.local.db import Database
+from backend.storage.local.sessions import LocalSessionRepository
+from backend.storage.local.telemetry import LocalTelemetryRepository
+from backend.storage.local.workspaces import LocalWorkspaceRepository
+
+__all__ = ["DATABASE_FILE", "open_local_stores"]
+
+DATABASE_FILE = "backend.sqlite3"
+
+
+def open_local_stores(data_dir: Path) -> Stores:
+    private_directory(data_dir)
+    db = Database(data_dir / DATABASE_FILE)
+    return Stores(
+        sessions=LocalSessionRepository(db),
+        workspaces=LocalWorkspaceRepository(db),
+        content=FileContentStore(data_dir / "artifacts"),
+        approvals=LocalApprovalRepository(db),
+        audit=LocalAuditRepository(db),
+        telemetry=LocalTelemetryRepository(db),
+        # Queries and commits take microseconds here (WAL, no fsync per commit), less than a hop to a
+        # worker thread; artifact bytes are read and written in worker threads by the routes anyway.
+        blocking=False,
+        close=db.close,
+    )

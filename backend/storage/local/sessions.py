@@ -1,0 +1,59 @@
+"""Sessions in SQLite."""
+
+from __future__ import annotations
+
+import json
+
+from backend.common.ids import timestamp
+from backend.session.records import SessionRecord
+from backend.storage.local.db import Database, dumps
+
+__all__ = ["LocalSessionRepository"]
+
+
+class LocalSessionRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def create(self, record: SessionRecord) -> None:
+        self._db.write_one(
+            "INSERT INTO sessions (session_id, tenant_id, workspace_id, created_at, revision, document)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                record.session_id,
+                record.tenant_id,
+                record.workspace_id,
+                timestamp(record.created_at),
+                record.revision,
+                dumps(record.to_document()),
+            ),
+        )
+
+    def get(self, tenant_id: str, session_id: str) -> SessionRecord | None:
+        rows = self._db.query(
+            "SELECT document FROM sessions WHERE session_id = ? AND tenant_id = ?", (session_id, tenant_id)
+        )
+        return SessionRecord.from_document(json.loads(rows[0][0])) if rows else None
+
+    def replace(self, record: SessionRecord, expected_revision: int) -> bool:
+        with self._db.write() as connection:
+            cursor = connection.execute(
+                "UPDATE sessions SET revision = ?, document = ?"
+                " WHERE session_id = ? AND tenant_id = ? AND revision = ?",
+                (
+                    record.revision,
+                    dumps(record.to_document()),
+                    record.session_id,
+                    record.tenant_id,
+                    expected_revision,
+                ),
+            )
+            return cursor.rowcount == 1
+
+    def list_by_workspace(self, tenant_id: str, workspace_id: str, limit: int) -> list[SessionRecord]:
+        rows = self._db.query(
+            "SELECT document FROM sessions WHERE workspace_id = ? AND tenant_id = ?"
+            " ORDER BY created_at DESC LIMIT ?",
+            (workspace_id, tenant_id, limit),
+        )
+        return [SessionRecord.from_document(json.loads(row[0])) for row in rows]

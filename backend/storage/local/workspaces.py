@@ -1,0 +1,183 @@
+"""Workspaces and artifact metadata in SQLite; conditional writes are transactions."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+from datetime import datetime
+
+from backend.common.ids import timestamp
+from backend.storage.local.db import Database, dumps
+from backend.workspace.records import ArtifactRecord, WorkspaceRecord
+from backend.workspace.repository import HistoryWrite
+
+__all__ = ["LocalWorkspaceRepository"]
+
+
+def _artifact(row: sqlite3.Row) -> ArtifactRecord:
+    return ArtifactRecord.from_document(json.loads(row["document"]))
+
+
+def _workspace(row: sqlite3.Row) -> WorkspaceRecord:
+    return WorkspaceRecord.from_document(json.loads(row["document"]))
+
+
+class LocalWorkspaceRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def touch_or_create(self, record: WorkspaceRecord) -> WorkspaceRecord:
+        # One statement: every new session resolves its workspace, so this is on the hot path.
+        _, rows = self._db.write_one(
+            "INSERT INTO workspaces (workspace_id, tenant_id, user_id, last_active_at, document)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (workspace_id) DO UPDATE SET"
+            " last_active_at = max(last_active_at, excluded.last_active_at),"
+            " document = json_set(document,"
+            " '$.lastActiveAt', max(last_active_at, excluded.last_active_at),"
+            " '$.localPaths', json(json_extract(excluded.document, '$.localPaths')))"
+            " RETURNING document",
+            (
+                record.workspace_id,
+                record.tenant_id,
+                record.user_id,
+                timestamp(record.last_active_at),
+                dumps(record.to_document()),
+            ),
+        )
+        row = rows[0]
+        return _workspace(row)
+
+    def get(self, tenant_id: str, workspace_id: str) -> WorkspaceRecord | None:
+        rows = self._db.query(
+            "SELECT document FROM workspaces WHERE workspace_id = ? AND tenant_id = ?",
+            (workspace_id, tenant_id),
+        )
+        return _workspace(rows[0]) if rows else None
+
+    def list_for_owner(self, tenant_id: str, user_id: str) -> list[WorkspaceRecord]:
+        rows = self._db.query(
+            "SELECT document FROM workspaces WHERE tenant_id = ? AND user_id = ?"
+            " ORDER BY last_active_at DESC",
+            (tenant_id, user_id),
+        )
+        return [_workspace(row) for row in rows]
+
+    def delete(
+        self, tenant_id: str, workspace_id: str, *, inactive_before: datetime | None = None
+    ) -> list[ArtifactRecord] | None:
+        # A timestamp no workspace can be active after: the condition holds for every workspace.
+        before = "9999" if inactive_before is None else timestamp(inactive_before)
+        with self._db.write() as connection:
+            gone = connection.execute(
+                "DELETE FROM workspaces WHERE workspace_id = ? AND tenant_id = ? AND last_active_at < ?",
+                (workspace_id, tenant_id, before),
+            )
+            if gone.rowcount == 0:
+                return None
+            rows = connection.execute(
+                "DELETE FROM artifacts WHERE workspace_id = ? RETURNING document", (workspace_id,)
+            ).fetchall()
+        return [_artifact(row) for row in rows]
+
+    def list_inactive(self, before: datetime, limit: int) -> list[WorkspaceRecord]:
+        rows = self._db.query(
+            "SELECT document FROM workspaces WHERE last_active_at < ? ORDER BY last_active_at LIMIT ?",
+            (timestamp(before), limit),
+        )
+        return [_workspace(row) for row in rows]
+
+    @staticmethod
+    def _values(record: ArtifactRecord) -> tuple[str | None, ...]:
+        return (
+            record.workspace_id,
+            record.artifact_id,
+            record.tenant_id,
+            record.session_id,
+            record.task_id,
+            record.artifact_type.value,
+            timestamp(record.created_at),
+            record.order_key,
+            dumps(record.to_document()),
+        )
+
+    def put_artifact(self, record: ArtifactRecord) -> ArtifactRecord | None:
+        inserted, _ = self._db.write_one(
+            "INSERT INTO artifacts (workspace_id, artifact_id, tenant_id, session_id, task_id,"
+            " artifact_type, created_at, order_key, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT DO NOTHING",
+            self._values(record),
+        )
+        if inserted == 1:
+            return None
+        # Rows are never changed in place, so the one that won is still there to read.
+        return self.find_artifact(record.workspace_id, record.artifact_id)
+
+    def put_history(self, record: ArtifactRecord) -> HistoryWrite:
+        with self._db.write() as connection:
+            row = connection.execute(
+                "SELECT document FROM artifacts WHERE workspace_id = ? AND artifact_id = ?",
+                (record.workspace_id, record.artifact_id),
+            ).fetchone()
+            current = None if row is None else _artifact(row)
+            if current is not None and current.order_key >= record.order_key:
+                return HistoryWrite(stored=current, replaced=None, written=False)
+            if current is not None:
+                record = dataclasses.replace(record, created_at=current.created_at)
+            connection.execute(
+                "INSERT OR REPLACE INTO artifacts (workspace_id, artifact_id, tenant_id, session_id, task_id,"
+                " artifact_type, created_at, order_key, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self._values(record),
+            )
+        return HistoryWrite(stored=record, replaced=current, written=True)
+
+    def get_artifact(self, tenant_id: str, workspace_id: str, artifact_id: str) -> ArtifactRecord | None:
+        rows = self._db.query(
+            "SELECT document FROM artifacts WHERE workspace_id = ? AND artifact_id = ? AND tenant_id = ?",
+            (workspace_id, artifact_id, tenant_id),
+        )
+        return _artifact(rows[0]) if rows else None
+
+    def list_artifacts(
+        self,
+        tenant_id: str,
+        workspace_id: str,
+        *,
+        session_id: str | None = None,
+        task_id: str | None = None,
+        artifact_type: str | None = None,
+    ) -> list[ArtifactRecord]:
+        sql = "SELECT document FROM artifacts WHERE workspace_id = ? AND tenant_id = ?"
+        params: list[str] = [workspace_id, tenant_id]
+        for column, value in (
+            ("session_id", session_id),
+            ("task_id", task_id),
+            ("artifact_type", artifact_type),
+        ):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                params.append(value)
+        rows = self._db.query(sql + " ORDER BY created_at, artifact_id", params)
+        return [_artifact(row) for row in rows]
+
+    def find_artifact(self, workspace_id: str, artifact_id: str) -> ArtifactRecord | None:
+        rows = self._db.query(
+            "SELECT document FROM artifacts WHERE workspace_id = ? AND artifact_id = ?",
+            (workspace_id, artifact_id),
+        )
+        return _artifact(rows[0]) if rows else None
+
+    def orphaned_artifacts(self, limit: int) -> list[ArtifactRecord]:
+        rows = self._db.query(
+            "SELECT document FROM artifacts"
+            " WHERE workspace_id NOT IN (SELECT workspace_id FROM workspaces) LIMIT ?",
+            (limit,),
+        )
+        return [_artifact(row) for row in rows]
+
+    def delete_artifacts(self, records: list[ArtifactRecord]) -> None:
+        with self._db.write() as connection:
+            connection.executemany(
+                "DELETE FROM artifacts WHERE workspace_id = ? AND artifact_id = ?",
+                [(r.workspace_id, r.artifact_id) for r in records],
+            )

@@ -1,0 +1,50 @@
+"""Telemetry Service route: ``POST /telemetry/events`` (one envelope or a batch)."""
+
+# Annotations are not postponed here: FastAPI reads them at run time, and they name locals of
+# the router function (its dependencies).
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import Response
+
+from backend.common.auth import Principal
+from backend.common.body import read_one_or_many
+from backend.common.openapi import body_spec, error_responses
+from backend.common.responses import json_response
+from backend.common.runner import Runner
+from backend.common.security import Authenticator
+from backend.common.settings import Limits
+from backend.telemetry.service import TelemetryService
+from contracts.events import EventEnvelope
+from contracts.rest.observability import TelemetryReceipt
+
+__all__ = ["BODY_MODELS", "router"]
+
+BODY_MODELS = (EventEnvelope,)
+
+
+def router(
+    service: TelemetryService, authenticate: Authenticator, runner: Runner, limits: Limits
+) -> APIRouter:
+    api = APIRouter(tags=["telemetry"])
+    Caller = Annotated[Principal, Depends(authenticate)]
+
+    @api.post(
+        "/telemetry/events",
+        response_model=TelemetryReceipt,
+        status_code=202,
+        responses=error_responses(400, 401, 403, 413, 415),
+        summary="Record operational events (one envelope or a batch)",
+        openapi_extra=body_spec(EventEnvelope, array_of=EventEnvelope),
+    )
+    async def ingest(caller: Caller, request: Request) -> Response:
+        events = await read_one_or_many(
+            request,
+            EventEnvelope,
+            limits.max_json_body_bytes,
+            limits.max_events_per_batch,
+            limits.max_event_bytes,
+        )
+        return json_response(await runner(service.ingest, caller, events), status_code=202)
+
+    return api

@@ -1,0 +1,214 @@
+"""Workspace Service routes: workspaces and artifacts (seed 004; seed 000 §7.5)."""
+
+# Annotations are not postponed here: FastAPI reads them at run time, and they name locals of
+# the router function (its dependencies).
+from collections.abc import Iterator
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response, StreamingResponse
+
+from backend.common.auth import Principal
+from backend.common.body import UploadBudget, json_body, parse_json, read_body
+from backend.common.openapi import alternative, body_spec, error_responses
+from backend.common.responses import json_response
+from backend.common.runner import Runner
+from backend.common.security import Authenticator
+from backend.common.settings import Limits
+from backend.workspace.records import ArtifactRecord
+from backend.workspace.repository import Content
+from backend.workspace.service import WorkspaceService
+from contracts.enums import ArtifactType
+from contracts.errors import ErrorCode
+from contracts.rest.workspaces import (
+    ArtifactList,
+    ArtifactMetadata,
+    ArtifactUploadRequest,
+    ArtifactUploadResponse,
+    ResolveWorkspaceRequest,
+    WorkspaceList,
+    WorkspaceResource,
+)
+
+__all__ = ["BODY_MODELS", "router"]
+
+BODY_MODELS = (ResolveWorkspaceRequest, ArtifactUploadRequest)
+
+WorkspaceId = Annotated[str, Path(min_length=1, max_length=128)]
+ArtifactId = Annotated[str, Path(min_length=1, max_length=128)]
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return error_responses(400, 401, 404, *codes)
+
+
+def _upload(
+    service: WorkspaceService, caller: Principal, workspace_id: str, raw: bytes, idempotency_key: str | None
+) -> tuple[ArtifactUploadResponse, bool]:
+    return service.upload(caller, workspace_id, parse_json(ArtifactUploadRequest, raw), idempotency_key)
+
+
+_SMALL_CONTENT = 1024 * 1024
+
+
+def _open(
+    service: WorkspaceService, caller: Principal, workspace_id: str, artifact_id: str
+) -> tuple[ArtifactRecord, Content | bytes]:
+    """The artifact and its content: small content read whole here, in the same worker thread, larger
+    content left open to be streamed."""
+    record, content = service.open_content(caller, workspace_id, artifact_id)
+    if content.size > _SMALL_CONTENT:
+        return record, content
+    try:
+        return record, b"".join(content.chunks())
+    finally:
+        content.close()
+
+
+def _streamed(content: Content) -> Iterator[bytes]:
+    try:
+        yield from content.chunks()
+    finally:
+        content.close()
+
+
+def router(
+    service: WorkspaceService,
+    authenticate: Authenticator,
+    runner: Runner,
+    limits: Limits,
+) -> APIRouter:
+    api = APIRouter(tags=["workspaces"])
+    Caller = Annotated[Principal, Depends(authenticate)]
+    budget = UploadBudget(limits.upload_budget_bytes)
+    upload_limit = limits.max_upload_body_bytes
+
+    @api.post(
+        "/workspaces",
+        response_model=WorkspaceResource,
+        responses=_errors(413, 415),
+        summary="Resolve the caller's workspace: the project's (local) or a fresh one (general)",
+        openapi_extra=body_spec(ResolveWorkspaceRequest),
+    )
+    async def resolve(
+        caller: Caller,
+        body: Annotated[
+            ResolveWorkspaceRequest, Depends(json_body(ResolveWorkspaceRequest, limits.max_json_body_bytes))
+        ],
+    ) -> Response:
+        resource = await runner(service.resolve, caller, body.workspace_scope, body.local_paths or [])
+        return json_response(resource)
+
+    @api.get(
+        "/workspaces", response_model=WorkspaceList, responses=_errors(), summary="The caller's workspaces"
+    )
+    async def list_workspaces(caller: Caller) -> Response:
+        return json_response(await runner(service.list, caller))
+
+    @api.get(
+        "/workspaces/{workspace_id}",
+        response_model=WorkspaceResource,
+        responses=_errors(),
+        summary="A workspace",
+    )
+    async def get(caller: Caller, workspace_id: WorkspaceId) -> Response:
+        return json_response(await runner(service.get, caller, workspace_id))
+
+    @api.delete(
+        "/workspaces/{workspace_id}",
+        status_code=204,
+        responses=_errors(),
+        summary="Delete a workspace: every artifact and history is permanently removed",
+    )
+    async def delete(caller: Caller, workspace_id: WorkspaceId) -> Response:
+        await run_in_threadpool(service.delete, caller, workspace_id)
+        return Response(status_code=204)
+
+    @api.post(
+        "/workspaces/{workspace_id}/artifacts",
+        response_model=ArtifactUploadResponse,
+        status_code=201,
+        responses={
+            **_errors(409, 413, 415, 429, 503),
+            200: alternative(ArtifactUploadResponse, "A retry or an older snapshot: nothing new stored"),
+        },
+        summary="Upload an artifact (or the session's session_history snapshot)",
+        openapi_extra=body_spec(ArtifactUploadRequest),
+    )
+    async def upload(
+        caller: Caller,
+        workspace_id: WorkspaceId,
+        request: Request,
+        idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)] = None,
+    ) -> Response:
+        declared = request.headers.get("content-length", "")
+        reserve = int(declared) if declared.isdigit() else upload_limit
+        async with budget.reserve(min(reserve, upload_limit)):
+            raw = await read_body(request, upload_limit, too_large_code=ErrorCode.FILE_TOO_LARGE)
+            # Parsing, decoding and hashing up to 32 MiB, and writing it, all stay off the event loop.
+            stored, created = await run_in_threadpool(
+                _upload, service, caller, workspace_id, raw, idempotency_key
+            )
+        location = f"/workspaces/{workspace_id}/artifacts/{stored.artifact_id}"
+        return json_response(stored, status_code=201 if created else 200, headers={"Location": location})
+
+    @api.get(
+        "/workspaces/{workspace_id}/artifacts",
+        response_model=ArtifactList,
+        responses=_errors(),
+        summary="The workspace's artifacts, filtered by session, task and type",
+    )
+    async def list_artifacts(
+        caller: Caller,
+        workspace_id: WorkspaceId,
+        session_id: Annotated[str | None, Query(alias="sessionId", max_length=128)] = None,
+        task_id: Annotated[str | None, Query(alias="taskId", max_length=128)] = None,
+        artifact_type: Annotated[ArtifactType | None, Query(alias="artifactType")] = None,
+    ) -> Response:
+        found = await runner(service.list_artifacts, caller, workspace_id, session_id, task_id, artifact_type)
+        return json_response(found)
+
+    @api.get(
+        "/workspaces/{workspace_id}/artifacts/{artifact_id}",
+        response_model=ArtifactMetadata,
+        responses=_errors(),
+        summary="An artifact's metadata",
+    )
+    async def get_artifact(caller: Caller, workspace_id: WorkspaceId, artifact_id: ArtifactId) -> Response:
+        return json_response(await runner(service.get_artifact, caller, workspace_id, artifact_id))
+
+    @api.get(
+        "/workspaces/{workspace_id}/artifacts/{artifact_id}/content",
+        response_class=StreamingResponse,
+        responses={
+            **_errors(503),
+            200: {"content": {"application/octet-stream": {}}, "description": "The bytes"},
+        },
+        summary="An artifact's content, streamed with its content type",
+    )
+    async def content(caller: Caller, workspace_id: WorkspaceId, artifact_id: ArtifactId) -> Response:
+        record, content = await run_in_threadpool(_open, service, caller, workspace_id, artifact_id)
+        size = len(content) if isinstance(content, bytes) else content.size
+        headers = {
+            "Content-Length": str(size),
+            "ETag": f'"{record.sha256}"',
+            # Served as a download and never interpreted: an artifact may be HTML or script the agent
+            # produced, and this origin also holds the user's token-bearing API.
+            "Content-Disposition": f"attachment; filename*=UTF-8''{quote(record.artifact_name, safe='')}",
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "sandbox; default-src 'none'",
+            "Cache-Control": "private, no-store",
+        }
+        if isinstance(content, bytes):
+            return Response(content, media_type=record.content_type, headers=headers)
+        return StreamingResponse(
+            _streamed(content),
+            media_type=record.content_type,
+            headers=headers,
+            background=BackgroundTask(content.close),
+        )
+
+    return api

@@ -1,0 +1,121 @@
+"""The Workspace Service's storage interfaces: metadata (:class:`WorkspaceRepository`) and artifact
+bytes (:class:`ContentStore`) — DynamoDB and S3 on AWS, SQLite and files locally (seed 001 §8)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from backend.workspace.records import ArtifactRecord, WorkspaceRecord
+
+__all__ = ["Content", "ContentStore", "HistoryWrite", "StoredObject", "WorkspaceRepository"]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryWrite:
+    """What :meth:`WorkspaceRepository.put_history` did."""
+
+    stored: ArtifactRecord
+    """The session_history record now stored: the one written, or the newer one that was kept."""
+    replaced: ArtifactRecord | None
+    """The older record the write took the place of (its content can go), if any."""
+    written: bool
+
+
+class WorkspaceRepository(Protocol):
+    def touch_or_create(self, record: WorkspaceRecord) -> WorkspaceRecord:
+        """Create ``record`` if its ID is new; otherwise set the stored one's ``lastActiveAt`` and
+        ``localPaths`` from it. Atomic: concurrent calls for one ID end with one workspace."""
+        ...
+
+    def get(self, tenant_id: str, workspace_id: str) -> WorkspaceRecord | None: ...
+
+    def list_for_owner(self, tenant_id: str, user_id: str) -> list[WorkspaceRecord]:
+        """The owner's workspaces, most recently active first."""
+        ...
+
+    def delete(
+        self, tenant_id: str, workspace_id: str, *, inactive_before: datetime | None = None
+    ) -> list[ArtifactRecord] | None:
+        """Remove the workspace and all its artifact records; the removed artifacts (so their
+        content can be deleted), or None if there was no such workspace in the tenant.
+
+        With ``inactive_before``, only if the workspace was last active before then — checked in the
+        same atomic step, so a purge never removes a workspace that a new session just used."""
+        ...
+
+    def list_inactive(self, before: datetime, limit: int) -> list[WorkspaceRecord]:
+        """Workspaces of any tenant last active before ``before`` (maintenance)."""
+        ...
+
+    def put_artifact(self, record: ArtifactRecord) -> ArtifactRecord | None:
+        """Insert ``record`` unless its ID exists: None if inserted, else the existing record."""
+        ...
+
+    def put_history(self, record: ArtifactRecord) -> HistoryWrite:
+        """Store a session_history record if there is none for its ID or the stored one's
+        ``order_key`` is lower — a conditional write, so concurrent uploads keep the newest."""
+        ...
+
+    def get_artifact(self, tenant_id: str, workspace_id: str, artifact_id: str) -> ArtifactRecord | None: ...
+
+    def list_artifacts(
+        self,
+        tenant_id: str,
+        workspace_id: str,
+        *,
+        session_id: str | None = None,
+        task_id: str | None = None,
+        artifact_type: str | None = None,
+    ) -> list[ArtifactRecord]:
+        """The workspace's artifacts matching every filter given, oldest first."""
+        ...
+
+    def find_artifact(self, workspace_id: str, artifact_id: str) -> ArtifactRecord | None:
+        """An artifact by ID regardless of tenant (maintenance: orphan sweeps)."""
+        ...
+
+    def orphaned_artifacts(self, limit: int) -> list[ArtifactRecord]:
+        """Artifact records whose workspace no longer exists (maintenance)."""
+        ...
+
+    def delete_artifacts(self, records: list[ArtifactRecord]) -> None:
+        """Remove these artifact records (maintenance)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredObject:
+    key: str
+    modified_at: datetime
+    size: int
+
+
+class Content(Protocol):
+    """Artifact bytes being read: iterate ``chunks()`` once, then ``close()``."""
+
+    size: int
+
+    def chunks(self) -> Iterator[bytes]: ...
+
+    def close(self) -> None: ...
+
+
+class ContentStore(Protocol):
+    def put(self, key: str, data: bytes, content_type: str) -> None:
+        """Store ``data`` under ``key`` durably and atomically (readers see all of it or none)."""
+        ...
+
+    def open(self, key: str) -> Content | None: ...
+
+    def delete(self, key: str) -> None:
+        """Remove ``key``; no error if it is already gone."""
+        ...
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every key starting with ``prefix`` (a workspace's ``{workspaceId}/``)."""
+        ...
+
+    def list(self, prefix: str = "") -> Iterator[StoredObject]: ...

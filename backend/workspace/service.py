@@ -1,0 +1,386 @@
+"""Workspaces and artifacts (seed 004 Workspace, session_history; seed 000 §7.5; seed 001 §3).
+
+Uploads write the content first and the metadata pointer second, so a reader never finds metadata
+without its bytes; content left without a pointer (a lost race, a crash between the two writes) is
+deleted at once where possible and otherwise by the orphan sweep of :meth:`WorkspaceService.purge`.
+
+Artifact IDs make retries idempotent: from the ``Idempotency-Key`` when there is one, otherwise from
+the upload's IDs, type, name and content hash — the same upload twice is the same artifact. A
+session's ``session_history`` has one ID per session, and a snapshot replaces it only if it is newer
+(``snapshotAt``, ties broken by content hash), by a conditional write in every store.
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import ValidationError
+
+from backend.common.auth import Principal
+from backend.common.clock import Clock
+from backend.common.errors import (
+    BackendError,
+    StorageError,
+    artifact_not_found,
+    invalid,
+    session_not_found,
+    too_large,
+    workspace_not_found,
+)
+from backend.common.ids import derived_id, new_id
+from backend.common.settings import Settings
+from backend.workspace.paths import PathProblem, normalise_project_path, workspace_key
+from backend.workspace.ports import SessionDirectory
+from backend.workspace.records import ArtifactRecord, WorkspaceRecord
+from backend.workspace.repository import Content, ContentStore, WorkspaceRepository
+from contracts.enums import ArtifactType, WorkspaceScope
+from contracts.errors import ErrorCode
+from contracts.messages import SessionHistory
+from contracts.rest.workspaces import (
+    ArtifactList,
+    ArtifactMetadata,
+    ArtifactUploadRequest,
+    ArtifactUploadResponse,
+    WorkspaceList,
+    WorkspaceResource,
+)
+from contracts.validation import invalid_request
+
+__all__ = ["PurgeReport", "WorkspaceService"]
+
+logger = logging.getLogger(__name__)
+
+Outcome = Literal["created", "replaced", "unchanged", "superseded"]
+_MAX_IDEMPOTENCY_KEY = 255
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeReport:
+    workspaces: int
+    artifacts: int
+    orphaned_artifacts: int
+    orphaned_content: int
+
+
+class WorkspaceService:
+    def __init__(
+        self,
+        repository: WorkspaceRepository,
+        content: ContentStore,
+        sessions: SessionDirectory,
+        clock: Clock,
+        settings: Settings,
+    ) -> None:
+        self._repository = repository
+        self._content = content
+        self._sessions = sessions
+        self._clock = clock
+        self._settings = settings
+
+    # ------------------------------------------------------------------ workspaces
+
+    def resolve(
+        self, principal: Principal, scope: WorkspaceScope, local_paths: Sequence[str]
+    ) -> WorkspaceResource:
+        """``local``: the project's workspace (created on first use, ``lastActiveAt`` refreshed);
+        ``general``: a fresh one (seed 004 Session Types)."""
+        now = self._clock.now()
+        if scope is WorkspaceScope.CLOUD:
+            raise invalid("cloud workspaces are not available yet", field="workspaceScope")
+        if scope is WorkspaceScope.GENERAL:
+            record = WorkspaceRecord(
+                new_id("ws"), principal.tenant_id, principal.user_id, scope, (), now, now
+            )
+            return self._repository.touch_or_create(record).resource()
+        if not local_paths:
+            raise invalid("a local workspace needs localPaths", field="localPaths")
+        paths: list[str] = []
+        for index, path in enumerate(local_paths):
+            try:
+                paths.append(normalise_project_path(path))
+            except PathProblem as exc:
+                raise invalid(f"localPaths[{index}] {exc}", field=f"localPaths[{index}]") from None
+        # The ID is derived from owner and project, so the same project always finds the same
+        # workspace and concurrent first sessions cannot create two.
+        workspace_id = derived_id("ws", principal.tenant_id, principal.user_id, workspace_key(paths[0]))
+        record = WorkspaceRecord(
+            workspace_id, principal.tenant_id, principal.user_id, scope, tuple(dict.fromkeys(paths)), now, now
+        )
+        return self._repository.touch_or_create(record).resource()
+
+    def get(self, principal: Principal, workspace_id: str) -> WorkspaceResource:
+        return self._owned(principal, workspace_id).resource()
+
+    def list(self, principal: Principal) -> WorkspaceList:
+        records = self._repository.list_for_owner(principal.tenant_id, principal.user_id)
+        return WorkspaceList(workspaces=[record.resource() for record in records])
+
+    def delete(self, principal: Principal, workspace_id: str) -> None:
+        """Permanently remove the workspace, every artifact record and all their content."""
+        self._owned(principal, workspace_id)
+        removed = self._repository.delete(principal.tenant_id, workspace_id)
+        if removed is None:
+            raise workspace_not_found(workspace_id)
+        self._content.delete_prefix(f"{workspace_id}/")
+
+    # ------------------------------------------------------------------ artifacts
+
+    def upload(
+        self,
+        principal: Principal,
+        workspace_id: str,
+        request: ArtifactUploadRequest,
+        idempotency_key: str | None,
+    ) -> tuple[ArtifactUploadResponse, bool]:
+        """Store an artifact; the response and whether anything new was stored (201 vs 200)."""
+        if request.workspace_id != workspace_id:
+            raise invalid("workspaceId in the body must match the workspace in the path", field="workspaceId")
+        if idempotency_key is not None and not 1 <= len(idempotency_key) <= _MAX_IDEMPOTENCY_KEY:
+            raise invalid("Idempotency-Key must be 1-255 characters", field="Idempotency-Key")
+        self._owned(principal, workspace_id)
+        session_workspace = self._sessions.workspace_of(principal, request.session_id)
+        if session_workspace is None:
+            raise session_not_found(request.session_id)
+        if session_workspace != workspace_id:
+            raise invalid("The session belongs to another workspace", field="sessionId")
+        data = self._decode(request.content_base64)
+        snapshot_at = (
+            self._check_history(request, data)
+            if request.artifact_type is ArtifactType.SESSION_HISTORY
+            else None
+        )
+        digest = hashlib.sha256(data).hexdigest()
+        now = self._clock.now()
+        artifact_id = self._artifact_id(principal, request, idempotency_key, digest)
+        record = ArtifactRecord(
+            artifact_id=artifact_id,
+            workspace_id=workspace_id,
+            tenant_id=principal.tenant_id,
+            user_id=principal.user_id,
+            session_id=request.session_id,
+            task_id=request.task_id,
+            step_id=request.step_id,
+            artifact_type=request.artifact_type,
+            artifact_name=request.artifact_name,
+            content_type=request.content_type,
+            size_bytes=len(data),
+            sha256=digest,
+            content_key=f"{workspace_id}/{artifact_id}/{digest}",
+            created_at=now,
+            updated_at=now,
+            snapshot_at=snapshot_at,
+        )
+        if snapshot_at is not None:
+            stored, outcome = self._store_history(record, data)
+        else:
+            stored, outcome = self._store_artifact(record, data)
+        response = ArtifactUploadResponse(**stored.wire_fields(), outcome=outcome)
+        return response, outcome in ("created", "replaced")
+
+    def list_artifacts(
+        self,
+        principal: Principal,
+        workspace_id: str,
+        session_id: str | None,
+        task_id: str | None,
+        artifact_type: ArtifactType | None,
+    ) -> ArtifactList:
+        self._owned(principal, workspace_id)
+        records = self._repository.list_artifacts(
+            principal.tenant_id,
+            workspace_id,
+            session_id=session_id,
+            task_id=task_id,
+            artifact_type=None if artifact_type is None else artifact_type.value,
+        )
+        return ArtifactList(artifacts=[r.metadata() for r in records if r.user_id == principal.user_id])
+
+    def get_artifact(self, principal: Principal, workspace_id: str, artifact_id: str) -> ArtifactMetadata:
+        return self._owned_artifact(principal, workspace_id, artifact_id).metadata()
+
+    def open_content(
+        self, principal: Principal, workspace_id: str, artifact_id: str
+    ) -> tuple[ArtifactRecord, Content]:
+        record = self._owned_artifact(principal, workspace_id, artifact_id)
+        content = self._content.open(record.content_key)
+        if content is None:
+            # Metadata always follows content, so this is a replacement racing the read: the
+            # newer record's content is there.
+            record = self._owned_artifact(principal, workspace_id, artifact_id)
+            content = self._content.open(record.content_key)
+            if content is None:
+                raise StorageError("The artifact's content is unavailable")
+        return record, content
+
+    # ------------------------------------------------------------------ maintenance
+
+    def purge(self, now: datetime | None = None, *, batch: int = 200) -> PurgeReport:
+        """Remove workspaces inactive for the configured period (90 days) with everything in them,
+        artifact records whose workspace is gone, and content no record points at."""
+        now = now or self._clock.now()
+        cutoff = now - self._settings.workspace_inactivity
+        workspaces = artifacts = 0
+        while True:
+            stale = self._repository.list_inactive(cutoff, batch)
+            progress = 0
+            for workspace in stale:
+                removed = self._repository.delete(
+                    workspace.tenant_id, workspace.workspace_id, inactive_before=cutoff
+                )
+                if removed is None:
+                    continue  # a session used it again since it was listed: it stays
+                self._content.delete_prefix(f"{workspace.workspace_id}/")
+                progress += 1
+                artifacts += len(removed)
+                logger.info(
+                    "purged inactive workspace %s (%d artifacts)", workspace.workspace_id, len(removed)
+                )
+            workspaces += progress
+            if len(stale) < batch or progress == 0:
+                break
+        orphans = 0
+        while True:
+            found = self._repository.orphaned_artifacts(batch)
+            for record in found:
+                self._content.delete(record.content_key)
+            self._repository.delete_artifacts(found)
+            orphans += len(found)
+            if len(found) < batch:
+                break
+        swept = self._sweep_content(now)
+        return PurgeReport(workspaces, artifacts, orphans, swept)
+
+    def _sweep_content(self, now: datetime) -> int:
+        swept = 0
+        old_enough = now - self._settings.orphan_grace
+        for stored in self._content.list():
+            if stored.modified_at > old_enough:
+                continue
+            parts = stored.key.split("/")
+            record = self._repository.find_artifact(parts[0], parts[1]) if len(parts) == 3 else None
+            if record is None or record.content_key != stored.key:
+                self._content.delete(stored.key)
+                swept += 1
+        return swept
+
+    # ------------------------------------------------------------------ internals
+
+    def _owned(self, principal: Principal, workspace_id: str) -> WorkspaceRecord:
+        record = self._repository.get(principal.tenant_id, workspace_id)
+        if record is None or record.user_id != principal.user_id:
+            raise workspace_not_found(workspace_id)
+        return record
+
+    def _owned_artifact(self, principal: Principal, workspace_id: str, artifact_id: str) -> ArtifactRecord:
+        self._owned(principal, workspace_id)
+        record = self._repository.get_artifact(principal.tenant_id, workspace_id, artifact_id)
+        if record is None or record.user_id != principal.user_id:
+            raise artifact_not_found(artifact_id)
+        return record
+
+    def _decode(self, text: str) -> bytes:
+        limit = self._settings.limits.max_artifact_bytes
+        if len(text) > (limit + 2) // 3 * 4:
+            raise too_large(ErrorCode.FILE_TOO_LARGE, "The artifact", limit)
+        try:
+            # Strict RFC 4648: no whitespace, no junk, padding where it belongs (and in C, unlike
+            # b64decode(validate=True), which first runs a regular expression over the whole text).
+            data = binascii.a2b_base64(text, strict_mode=True)
+        except (binascii.Error, ValueError):
+            raise invalid("contentBase64 must be valid base64", field="contentBase64") from None
+        if len(data) > limit:
+            raise too_large(ErrorCode.FILE_TOO_LARGE, "The artifact", limit)
+        return data
+
+    def _check_history(self, request: ArtifactUploadRequest, data: bytes) -> datetime:
+        try:
+            history = SessionHistory.model_validate_json(data)
+        except ValidationError as exc:
+            shape = invalid_request(exc, prefix="contentBase64")
+            raise BackendError(
+                shape.code,
+                f"session_history content: {shape.message}",
+                status_code=400,
+                details=shape.details,
+            ) from None
+        if history.session_id != request.session_id or history.workspace_id != request.workspace_id:
+            raise invalid(
+                "session_history content must be for the session and workspace it is uploaded to",
+                field="contentBase64",
+            )
+        return history.snapshot_at
+
+    @staticmethod
+    def _artifact_id(
+        principal: Principal, request: ArtifactUploadRequest, key: str | None, digest: str
+    ) -> str:
+        if request.artifact_type is ArtifactType.SESSION_HISTORY:
+            return derived_id(
+                "art", principal.tenant_id, request.workspace_id, request.session_id, "session_history"
+            )
+        if key is not None:
+            return derived_id("art", principal.tenant_id, principal.user_id, request.workspace_id, "key", key)
+        return derived_id(
+            "art",
+            principal.tenant_id,
+            request.workspace_id,
+            request.session_id,
+            request.task_id or "",
+            request.step_id or "",
+            request.artifact_type.value,
+            request.artifact_name,
+            digest,
+        )
+
+    def _write_content(self, record: ArtifactRecord, data: bytes) -> None:
+        try:
+            self._content.put(record.content_key, data, record.content_type)
+        except StorageError:
+            raise BackendError(
+                ErrorCode.WORKSPACE_UPLOAD_FAILED,
+                "The artifact could not be stored; retry",
+                status_code=503,
+                retryable=True,
+                headers={"Retry-After": "1"},
+            ) from None
+
+    def _store_artifact(self, record: ArtifactRecord, data: bytes) -> tuple[ArtifactRecord, Outcome]:
+        existing = self._repository.get_artifact(record.tenant_id, record.workspace_id, record.artifact_id)
+        if existing is None:
+            self._write_content(record, data)
+            existing = self._repository.put_artifact(record)
+            if existing is None:
+                return record, "created"
+            if existing.content_key != record.content_key:
+                self._content.delete(record.content_key)
+        if existing.sha256 != record.sha256 or existing.session_id != record.session_id:
+            raise BackendError(
+                ErrorCode.INVALID_REQUEST,
+                "This Idempotency-Key was already used for a different upload",
+                status_code=409,
+                details={"field": "Idempotency-Key", "artifactId": existing.artifact_id},
+            )
+        return existing, "unchanged"
+
+    def _store_history(self, record: ArtifactRecord, data: bytes) -> tuple[ArtifactRecord, Outcome]:
+        current = self._repository.get_artifact(record.tenant_id, record.workspace_id, record.artifact_id)
+        if current is not None and current.order_key >= record.order_key:
+            return current, "unchanged" if current.order_key == record.order_key else "superseded"
+        self._write_content(record, data)
+        result = self._repository.put_history(record)
+        if not result.written:
+            if result.stored.content_key != record.content_key:
+                self._content.delete(record.content_key)
+            same = result.stored.order_key == record.order_key
+            return result.stored, "unchanged" if same else "superseded"
+        if result.replaced is None:
+            return result.stored, "created"
+        if result.replaced.content_key != record.content_key:
+            self._content.delete(result.replaced.content_key)
+        return result.stored, "replaced"

@@ -1,0 +1,159 @@
+"""Bearer tokens: EdDSA JWTs with tenant and user, verified against public keys only (the issue's
+security section), and what every kind of bad token gets: 401 UNAUTHORIZED with a reason."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import timedelta
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from backend.common.auth import Principal, TokenIssuer, TokenVerifier
+from backend.common.errors import BackendError
+from contracts.errors import ErrorCode
+from contracts.signing import key_id
+from tests.backend.conftest import Keys
+from tests.backend.helpers import BackendClient, ManualClock
+
+
+def _b64(data: dict[str, object]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+def _reason(verifier: TokenVerifier, token: str) -> str:
+    with pytest.raises(BackendError) as raised:
+        verifier.verify(token)
+    assert raised.value.code is ErrorCode.UNAUTHORIZED
+    assert raised.value.status_code == 401
+    return str(raised.value.shape.details["reason"])
+
+
+@pytest.fixture
+def verifier(keys: Keys, clock: ManualClock) -> TokenVerifier:
+    return TokenVerifier([keys.auth.public_key()], clock)
+
+
+def test_a_minted_token_names_its_tenant_and_user(issuer: TokenIssuer, verifier: TokenVerifier) -> None:
+    token = issuer.mint("acme", "jane.doe@acme.example", timedelta(minutes=5))
+    assert verifier.verify(token) == Principal("acme", "jane.doe@acme.example")
+    header = jwt.get_unverified_header(token)
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert header["alg"] == "EdDSA"
+    assert set(claims) == {"tid", "sub", "iss", "aud", "exp", "iat"}
+
+
+def test_an_expired_token_is_refused_even_after_it_was_cached(
+    issuer: TokenIssuer, verifier: TokenVerifier, clock: ManualClock
+) -> None:
+    token = issuer.mint("acme", "alice", timedelta(minutes=5))
+    verifier.verify(token)
+    clock.advance(minutes=6)
+    assert _reason(verifier, token) == "expired"
+
+
+def test_a_token_signed_by_another_key_is_refused(
+    clock: ManualClock, verifier: TokenVerifier, keys: Keys
+) -> None:
+    forger = Ed25519PrivateKey.generate()
+    unknown = TokenIssuer(forger, clock).mint("acme", "alice", timedelta(minutes=5))
+    assert _reason(verifier, unknown) == "unknown_key"
+    # The same key id as ours, but a signature by another key.
+    claims = jwt.decode(unknown, options={"verify_signature": False})
+    forged = jwt.encode(claims, forger, algorithm="EdDSA", headers={"kid": key_id(keys.auth.public_key())})
+    assert _reason(verifier, forged) == "invalid_signature"
+
+
+def test_an_unsigned_alg_none_token_is_refused(issuer: TokenIssuer, verifier: TokenVerifier) -> None:
+    good = issuer.mint("acme", "alice", timedelta(minutes=5))
+    payload = good.split(".")[1]
+    none_header = _b64({"alg": "none", "typ": "JWT", "kid": jwt.get_unverified_header(good)["kid"]})
+    assert _reason(verifier, f"{none_header}.{payload}.") == "algorithm"
+    hs256 = _b64({"alg": "HS256", "kid": jwt.get_unverified_header(good)["kid"]})
+    assert _reason(verifier, f"{hs256}.{payload}.c2ln") == "algorithm"
+
+
+@pytest.mark.parametrize("token", ["", "not-a-jwt", "a.b", "a.b.c", "....", "e30.e30.e30"])
+def test_garbage_is_a_malformed_token(verifier: TokenVerifier, token: str) -> None:
+    assert _reason(verifier, token) in ("malformed", "algorithm")
+
+
+@pytest.mark.parametrize(
+    ("claims", "reason"),
+    [
+        ({"iss": "someone-else"}, "invalid_claims"),
+        ({"aud": "another-service"}, "invalid_claims"),
+        ({"tid": None}, "invalid_claims"),
+        ({"tid": "../etc"}, "invalid_claims"),
+        ({"sub": ""}, "invalid_claims"),
+        ({"exp": None}, "invalid_claims"),
+        ({"iat": 4_000_000_000}, "invalid_claims"),
+    ],
+)
+def test_a_validly_signed_token_with_bad_claims_is_refused(
+    keys: Keys, clock: ManualClock, verifier: TokenVerifier, claims: dict[str, object], reason: str
+) -> None:
+    now = int(clock.now().timestamp())
+    base = {
+        "tid": "acme",
+        "sub": "alice",
+        "iss": "cowork-backend",
+        "aud": "cowork",
+        "iat": now,
+        "exp": now + 60,
+    }
+    merged = {k: v for k, v in {**base, **claims}.items() if v is not None}
+    token = jwt.encode(merged, keys.auth, algorithm="EdDSA", headers={"kid": key_id(keys.auth.public_key())})
+    assert _reason(verifier, token) == reason
+
+
+def test_the_cache_is_bounded(issuer: TokenIssuer, keys: Keys, clock: ManualClock) -> None:
+    small = TokenVerifier([keys.auth.public_key()], clock, cache_size=3)
+    tokens = [issuer.mint("acme", f"user{i}", timedelta(minutes=5)) for i in range(10)]
+    for token in tokens:
+        small.verify(token)
+    assert len(small._cache) == 3
+
+
+def test_a_tenant_id_that_could_break_a_key_cannot_be_minted(issuer: TokenIssuer) -> None:
+    for tenant in ("", "a/b", "a#b", "x" * 65, " acme"):
+        with pytest.raises(ValueError, match="tenant"):
+            issuer.mint(tenant, "alice", timedelta(minutes=1))
+
+
+@pytest.mark.parametrize(
+    ("authorization", "reason"),
+    [
+        (None, "missing"),
+        ("Basic dXNlcjpwYXNz", "malformed"),
+        ("Bearer", "malformed"),
+        ("Bearer  ", "malformed"),
+    ],
+)
+async def test_requests_without_a_usable_bearer_token_are_unauthorized(
+    api: BackendClient, authorization: str | None, reason: str
+) -> None:
+    headers = {} if authorization is None else {"Authorization": authorization}
+    response = await api.http.get("/workspaces", headers=headers)
+    assert response.status_code == 401
+    assert response.json()["code"] == ErrorCode.UNAUTHORIZED
+    assert response.json()["details"]["reason"] == reason
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_an_expired_token_over_http_is_unauthorized(
+    api: BackendClient, issuer: TokenIssuer, clock: ManualClock
+) -> None:
+    token = issuer.mint("acme", "alice", timedelta(seconds=30))
+    clock.advance(minutes=2)
+    response = await api.http.get("/workspaces", headers={"Authorization": f"Bearer {token}"})
+    assert (response.status_code, response.json()["details"]["reason"]) == (401, "expired")
+
+
+async def test_authentication_comes_before_the_body_is_read(api: BackendClient) -> None:
+    response = await api.http.post(
+        "/sessions", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 401
