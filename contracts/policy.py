@@ -59,6 +59,10 @@ class RedactionPolicy(WireModel):
     extra_patterns: list[RedactionPattern] = Field(default_factory=list, max_length=100)
 
 
+ANY_MODEL = "*"
+"""In ``allowedModels``: no allowlist — the runtime uses the model the user configured locally."""
+
+
 class LlmPolicy(WireModel):
     """Model allowlist and token budgets (seed 000 §6.2, §6.5), and prompt redaction (§8.7)."""
 
@@ -67,6 +71,17 @@ class LlmPolicy(WireModel):
     max_output_tokens: int = Field(ge=1)
     max_session_tokens: int = Field(ge=1)
     redaction: RedactionPolicy | None = None
+
+    def allows_model(self, model: str) -> bool:
+        return model in self.allowed_models or ANY_MODEL in self.allowed_models
+
+    def choose_model(self, configured: str | None) -> str | None:
+        """The model to call (seed 000 §6.2): the locally configured one when the policy allows it,
+        else the first allowed model; ``None`` when the policy names none and nothing is configured,
+        or the configured model is not allowed and the policy offers no concrete alternative."""
+        if configured and self.allows_model(configured):
+            return configured
+        return next((model for model in self.allowed_models if model != ANY_MODEL), None)
 
 
 class PolicyBundle(WireModel):

@@ -43,9 +43,10 @@ from contracts.tools import ToolDefinition
 
 from . import anthropic, openai
 from .backoff import backoff_delay
-from .config import DEFAULT_TIMEOUTS, GatewayConfig, RetrySettings, Timeouts, is_loopback
+from .config import DEFAULT_TIMEOUTS, MODEL_VARIABLE, GatewayConfig, RetrySettings, Timeouts, is_loopback
 from .conversation import build_turns
 from .errors import (
+    LlmConfigError,
     LlmError,
     LlmMalformedToolCall,
     LlmProtocolError,
@@ -131,9 +132,20 @@ class LlmClient:
         tools: Sequence[ToolDefinition],
     ) -> dict[str, Any]:
         """The JSON body this client sends for these inputs (seed 000 §6.2)."""
-        model = policy.allowed_models[0].strip()
-        if not model:
-            raise LlmRejected("The policy's first allowed model is empty", details={"field": "allowedModels"})
+        model = policy.choose_model(self._config.model)
+        if model is None or not model.strip():
+            if self._config.model:
+                raise LlmConfigError(
+                    f"The policy does not allow the model {self._config.model[:100]} and names no other",
+                    details={"variable": MODEL_VARIABLE, "field": "allowedModels"},
+                )
+            raise LlmConfigError(
+                f"No model to call: the policy allows any model, so set {MODEL_VARIABLE}",
+                details={"variable": MODEL_VARIABLE},
+            )
+        if self._config.model and model != self._config.model:
+            logger.warning("the policy does not allow model %s; calling %s", self._config.model, model)
+        model = model.strip()
         turns = build_turns(messages)
         if not turns:
             raise LlmRejected("The conversation has no message to send to the model")

@@ -43,6 +43,7 @@ DIALECTS: tuple[Dialect, ...] = get_args(Dialect)
 ENDPOINT_VARIABLE = "LLM_GATEWAY_ENDPOINT"
 TOKEN_VARIABLE = "LLM_GATEWAY_AUTH_TOKEN"
 DIALECT_VARIABLE = "LLM_GATEWAY_API"
+MODEL_VARIABLE = "LLM_GATEWAY_MODEL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,8 @@ class GatewayConfig:
     endpoint: str
     token: str | None = field(default=None, repr=False)
     dialect: Dialect = "anthropic"
+    model: str | None = None
+    """The model the user configured; used when the policy allows it (``LlmPolicy.choose_model``)."""
 
     def __post_init__(self) -> None:
         if self.dialect not in DIALECTS:
@@ -67,10 +70,11 @@ class GatewayConfig:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> GatewayConfig:
-        """Read ``LLM_GATEWAY_ENDPOINT``, ``LLM_GATEWAY_AUTH_TOKEN`` and ``LLM_GATEWAY_API``.
+        """Read ``LLM_GATEWAY_ENDPOINT``, ``LLM_GATEWAY_AUTH_TOKEN``, ``LLM_GATEWAY_API`` and
+        ``LLM_GATEWAY_MODEL``.
 
         An empty token means "no token" (Ollama needs none); ``LLM_GATEWAY_API`` defaults to
-        ``anthropic`` and is case-insensitive.
+        ``anthropic`` and is case-insensitive; an empty model means "the policy's first model".
         """
         endpoint = environ.get(ENDPOINT_VARIABLE, "").strip()
         if not endpoint:
@@ -85,7 +89,8 @@ class GatewayConfig:
                 f"{DIALECT_VARIABLE} must be one of {', '.join(DIALECTS)}",
                 details={"variable": DIALECT_VARIABLE},
             )
-        return cls(endpoint=endpoint, token=token, dialect=dialect)
+        model = environ.get(MODEL_VARIABLE, "").strip() or None
+        return cls(endpoint=endpoint, token=token, dialect=dialect, model=model)
 
     @property
     def url(self) -> str:

@@ -286,7 +286,7 @@ class PolicyEnforcer:
             return PolicyExpired(self._bundle.expires_at)
         if Capability.LLM_CALL not in self._grants:
             return Denied("Capability not granted: LLM.Call")
-        if model not in self._bundle.llm_policy.allowed_models:
+        if not self._bundle.llm_policy.allows_model(model):
             return Denied(f"Model not allowed by the policy: {model}")
         if budget is not None and not budget.allows(estimated_tokens):
             return Denied(

@@ -12,15 +12,16 @@ from agent_runtime.agent_host.llm.config import is_loopback
 from contracts.errors import ErrorCode
 
 
-def test_configuration_is_read_from_the_three_variables() -> None:
+def test_configuration_is_read_from_the_four_variables() -> None:
     config = GatewayConfig.from_env(
         {
             "LLM_GATEWAY_ENDPOINT": " https://gateway.example/v1 ",
             "LLM_GATEWAY_AUTH_TOKEN": "secret-token",
             "LLM_GATEWAY_API": "OpenAI",
+            "LLM_GATEWAY_MODEL": " gpt-4.1 ",
         }
     )
-    assert config == GatewayConfig("https://gateway.example/v1", "secret-token", "openai")
+    assert config == GatewayConfig("https://gateway.example/v1", "secret-token", "openai", model="gpt-4.1")
 
 
 def test_the_dialect_defaults_to_anthropic_and_an_empty_token_means_none() -> None:
@@ -29,6 +30,7 @@ def test_the_dialect_defaults_to_anthropic_and_an_empty_token_means_none() -> No
     )
     assert config.dialect == "anthropic"
     assert config.token is None
+    assert config.model is None
 
 
 @pytest.mark.parametrize(

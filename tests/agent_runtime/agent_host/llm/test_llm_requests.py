@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_runtime.agent_host.llm import Dialect, LlmRejected
+from agent_runtime.agent_host.llm import Dialect, GatewayConfig, LlmClient, LlmConfigError, LlmRejected
 from agent_runtime.agent_host.llm.anthropic import headers as anthropic_headers
 from agent_runtime.scripted_gateway import ScriptedGateway
 from contracts.enums import ToolStatus
@@ -264,14 +264,46 @@ async def test_an_empty_conversation_is_refused_before_anything_is_sent(dialect:
         assert gateway.requests == []
 
 
-async def test_an_empty_first_model_in_the_policy_is_refused() -> None:
-    policy = LlmPolicy(allowed_models=[" "], max_input_tokens=1, max_output_tokens=1, max_session_tokens=1)
+def _policy(*models: str) -> LlmPolicy:
+    return LlmPolicy(
+        allowed_models=list(models), max_input_tokens=1, max_output_tokens=7, max_session_tokens=1
+    )
+
+
+async def _model_sent(policy: LlmPolicy, configured: str | None) -> str:
+    async with ScriptedGateway(OK) as gateway:
+        llm = LlmClient(GatewayConfig(gateway.url, None, "openai", model=configured))
+        await llm.stream(policy=policy, system_prompt="s", messages=[user("hi")], tools=[])
+        (request,) = gateway.requests
+    return str(request.body["model"])
+
+
+@pytest.mark.parametrize(
+    ("allowed", "configured", "expected"),
+    [
+        (("*",), "llama3.1", "llama3.1"),  # local mode: no allowlist, the user's model
+        (("model-a", "model-b"), "model-b", "model-b"),  # the user's model, allowed
+        (("model-a", "model-b"), "gpt-x", "model-a"),  # not allowed: the organisation's first
+        (("model-a",), None, "model-a"),  # nothing configured: seed 000 §6.2
+        (("*", "model-a"), None, "model-a"),
+    ],
+)
+async def test_the_model_is_the_configured_one_when_the_policy_allows_it(
+    allowed: tuple[str, ...], configured: str | None, expected: str
+) -> None:
+    assert await _model_sent(_policy(*allowed), configured) == expected
+
+
+@pytest.mark.parametrize(("allowed", "configured"), [(("*",), None), ((" ",), None)])
+async def test_no_model_to_call_is_a_configuration_error_before_anything_is_sent(
+    allowed: tuple[str, ...], configured: str | None
+) -> None:
     async with ScriptedGateway([]) as gateway:
-        with pytest.raises(LlmRejected):
-            await client(gateway.url, "openai").stream(
-                policy=policy, system_prompt="s", messages=[user("hi")], tools=[]
-            )
+        llm = LlmClient(GatewayConfig(gateway.url, None, "openai", model=configured))
+        with pytest.raises(LlmConfigError) as caught:
+            await llm.stream(policy=_policy(*allowed), system_prompt="s", messages=[user("hi")], tools=[])
         assert gateway.requests == []
+    assert caught.value.shape.details["variable"] == "LLM_GATEWAY_MODEL"
 
 
 async def test_anthropic_sends_x_api_key_bearer_and_version_headers() -> None:

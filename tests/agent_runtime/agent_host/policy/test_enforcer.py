@@ -307,6 +307,11 @@ def test_the_llm_precheck_checks_expiry_grant_model_and_budget() -> None:
     assert "LLM.Call" in not_granted.reason
 
 
+def test_a_policy_that_allows_any_model_admits_the_locally_configured_one() -> None:
+    policy = enforcer({"name": "LLM.Call"}, allowedModels=["*"])
+    assert isinstance(policy.check_llm_call("llama3.1", now=NOW), Allowed)
+
+
 def test_a_naive_clock_reading_is_refused() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         enforcer({"name": "LLM.Call"}).is_expired(NOW.replace(tzinfo=None))
