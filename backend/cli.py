@@ -81,7 +81,7 @@ def _open_stores(args: argparse.Namespace, settings: Settings) -> Stores:
     if args.store == "local":
         from backend.storage.local import open_local_stores
 
-        return open_local_stores(args.data_dir)
+        return open_local_stores(args.data_dir, inline_content_bytes=settings.inline_content_bytes)
     from backend.storage.aws import open_aws_stores
 
     return open_aws_stores(_aws_settings(args, settings))
@@ -269,6 +269,9 @@ def _serve(args: argparse.Namespace) -> int:
             access_log=False,
             log_config=None,
             server_header=False,
+            # Nothing reads the client's address or scheme, so X-Forwarded-* need not be parsed (a
+            # middleware around every request when on).
+            proxy_headers=False,
             timeout_keep_alive=30,
             timeout_graceful_shutdown=10,
         )

@@ -1,19 +1,17 @@
 """Approval Service routes (seed 000 §10.4)."""
 
-# Annotations are not postponed here: FastAPI reads them at run time, and they name locals of
-# the router function (its dependencies).
+# Annotations are not postponed here: FastAPI reads them at run time.
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from backend.approval.service import ApprovalService
-from backend.common.auth import Principal
-from backend.common.body import json_body
+from backend.common.body import read_json
 from backend.common.openapi import alternative, body_spec, error_responses
 from backend.common.responses import json_response
 from backend.common.runner import Runner
-from backend.common.security import Authenticator
+from backend.common.security import Authenticator, caller_of
 from contracts.approvals import ApprovalDecisionRecord
 from contracts.rest.approvals import ApprovalList, ApprovalResource
 
@@ -23,8 +21,7 @@ BODY_MODELS = (ApprovalDecisionRecord,)
 
 
 def router(service: ApprovalService, authenticate: Authenticator, runner: Runner, max_body: int) -> APIRouter:
-    api = APIRouter(tags=["approvals"])
-    Caller = Annotated[Principal, Depends(authenticate)]
+    api = APIRouter(tags=["approvals"], route_class=authenticate.route_class)
 
     @api.post(
         "/approvals",
@@ -37,11 +34,9 @@ def router(service: ApprovalService, authenticate: Authenticator, runner: Runner
         summary="Persist an approval decision (idempotent on approvalId)",
         openapi_extra=body_spec(ApprovalDecisionRecord),
     )
-    async def record(
-        caller: Caller,
-        body: Annotated[ApprovalDecisionRecord, Depends(json_body(ApprovalDecisionRecord, max_body))],
-    ) -> Response:
-        stored, created = await runner(service.record, caller, body)
+    async def record(request: Request) -> Response:
+        body = await read_json(request, ApprovalDecisionRecord, max_body)
+        stored, created = await runner(service.record, caller_of(request), body)
         return json_response(stored, status_code=201 if created else 200)
 
     @api.get(
@@ -51,8 +46,8 @@ def router(service: ApprovalService, authenticate: Authenticator, runner: Runner
         summary="A session's approval decisions",
     )
     async def list_approvals(
-        caller: Caller, session_id: Annotated[str, Query(alias="sessionId", min_length=1, max_length=128)]
+        request: Request, session_id: Annotated[str, Query(alias="sessionId", min_length=1, max_length=128)]
     ) -> Response:
-        return json_response(await runner(service.list, caller, session_id))
+        return json_response(await runner(service.list, caller_of(request), session_id))
 
     return api

@@ -1,20 +1,15 @@
 """Audit Service routes: ``POST /audit/events`` only — the log is append-only by construction, with no
 route that updates or deletes a record (any other method answers 405)."""
 
-# Annotations are not postponed here: FastAPI reads them at run time, and they name locals of
-# the router function (its dependencies).
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from backend.audit.service import AuditService
-from backend.common.auth import Principal
 from backend.common.body import read_one_or_many
 from backend.common.openapi import body_spec, error_responses
 from backend.common.responses import json_response
 from backend.common.runner import Runner
-from backend.common.security import Authenticator
+from backend.common.security import Authenticator, caller_of
 from backend.common.settings import Limits
 from contracts.events import EventEnvelope
 from contracts.rest.observability import AuditReceipts
@@ -25,8 +20,7 @@ BODY_MODELS = (EventEnvelope,)
 
 
 def router(service: AuditService, authenticate: Authenticator, runner: Runner, limits: Limits) -> APIRouter:
-    api = APIRouter(tags=["audit"])
-    Caller = Annotated[Principal, Depends(authenticate)]
+    api = APIRouter(tags=["audit"], route_class=authenticate.route_class)
 
     @api.post(
         "/audit/events",
@@ -36,7 +30,7 @@ def router(service: AuditService, authenticate: Authenticator, runner: Runner, l
         summary="Append events to the tenant's hash-chained audit log (one envelope or a batch)",
         openapi_extra=body_spec(EventEnvelope, array_of=EventEnvelope),
     )
-    async def append(caller: Caller, request: Request) -> Response:
+    async def append(request: Request) -> Response:
         events = await read_one_or_many(
             request,
             EventEnvelope,
@@ -44,6 +38,6 @@ def router(service: AuditService, authenticate: Authenticator, runner: Runner, l
             limits.max_events_per_batch,
             limits.max_event_bytes,
         )
-        return json_response(await runner(service.append, caller, events), status_code=201)
+        return json_response(await runner(service.append, caller_of(request), events), status_code=201)
 
     return api

@@ -10,7 +10,7 @@ failure becomes ``INVALID_REQUEST`` naming the field (``contracts.validation.inv
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -22,7 +22,7 @@ from backend.common.errors import BackendError, invalid, too_large
 from contracts.errors import ErrorCode
 from contracts.validation import invalid_request
 
-__all__ = ["UploadBudget", "json_body", "parse_json", "parse_json_as", "read_body", "read_one_or_many"]
+__all__ = ["UploadBudget", "parse_json", "parse_json_as", "read_body", "read_json", "read_one_or_many"]
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -120,13 +120,9 @@ async def read_one_or_many(
     return items
 
 
-def json_body(model: type[M], limit: int, *, empty_ok: bool = False) -> Callable[[Request], Awaitable[M]]:
-    """A FastAPI dependency that yields the validated body (declare the schema with ``body_spec``)."""
-
-    async def dependency(request: Request) -> M:
-        return parse_json(model, await read_body(request, limit, empty_ok=empty_ok))
-
-    return dependency
+async def read_json(request: Request, model: type[M], limit: int, *, empty_ok: bool = False) -> M:
+    """The request's body as ``model`` (a route declares its schema with ``body_spec``)."""
+    return parse_json(model, await read_body(request, limit, empty_ok=empty_ok))
 
 
 class UploadBudget:

@@ -15,6 +15,8 @@
     [workspaces]
     inactivityDays = 90                        # purge workspaces with no new session for this long
     maxArtifactBytes = 33554432
+    inlineContentBytes = 262144                # local store: content up to this size (at most
+                                               # 1 MiB) is kept in the database; 0 keeps all in files
 
 Every key is optional; unknown keys are refused so a typo is not silently ignored.
 """
@@ -31,9 +33,12 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from backend.common.settings import Limits, Settings, VersionRange
 
-__all__ = ["SETTINGS_FILE", "ConfigError", "load_settings"]
+__all__ = ["MAX_INLINE_CONTENT_BYTES", "SETTINGS_FILE", "ConfigError", "load_settings"]
 
 SETTINGS_FILE = "backend.toml"
+MAX_INLINE_CONTENT_BYTES = 1024 * 1024
+"""Past this, content in the database costs several times what a file does (its write-ahead log copies
+every byte twice) and the event loop would wait on it."""
 
 
 class ConfigError(Exception):
@@ -56,6 +61,17 @@ def _positive_int(table: dict[str, Any], key: str, where: str) -> int | None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ConfigError(f"[{where}] {key} must be a positive whole number")
+    return value
+
+
+def _inline_content_bytes(table: dict[str, Any]) -> int | None:
+    value = table.get("inlineContentBytes")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_INLINE_CONTENT_BYTES:
+        raise ConfigError(
+            f"[workspaces] inlineContentBytes must be a whole number from 0 to {MAX_INLINE_CONTENT_BYTES}"
+        )
     return value
 
 
@@ -90,7 +106,7 @@ def load_settings(config_dir: Path | None, base: Settings | None = None) -> Sett
         raise ConfigError(f"{SETTINGS_FILE}: unknown table [{unknown[0]}]")
     compatibility = _table(document, "compatibility", {"localAgentHostVersion", "desktopAppVersion"})
     sessions = _table(document, "sessions", {"bundleTtlSeconds", "resumeGraceSeconds"})
-    workspaces = _table(document, "workspaces", {"inactivityDays", "maxArtifactBytes"})
+    workspaces = _table(document, "workspaces", {"inactivityDays", "maxArtifactBytes", "inlineContentBytes"})
     changes: dict[str, Any] = {
         "host_versions": _version_range(compatibility, "localAgentHostVersion", settings.host_versions),
         "desktop_versions": _version_range(compatibility, "desktopAppVersion", settings.desktop_versions),
@@ -105,4 +121,6 @@ def load_settings(config_dir: Path | None, base: Settings | None = None) -> Sett
         changes["limits"] = dataclasses.replace(
             settings.limits if settings.limits else Limits(), max_artifact_bytes=size
         )
+    if (inline := _inline_content_bytes(workspaces)) is not None:
+        changes["inline_content_bytes"] = inline
     return dataclasses.replace(settings, **changes)

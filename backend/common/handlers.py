@@ -4,14 +4,18 @@
 * unknown routes → 404, wrong methods → 405 (with ``Allow``), both ``INVALID_REQUEST``;
 * bad path or query parameters → 400 ``INVALID_REQUEST`` naming the parameter;
 * anything else → 500 ``INTERNAL_ERROR`` with a fixed message; the traceback goes to the log only.
+
+:class:`ErrorShapeMiddleware` takes the place of FastAPI's default middleware stack (see
+:class:`backend.apps.BackendApp`): exceptions are mapped to answers here, by type, and FastAPI's request
+handler gets its exit stack from it.
 """
 
 from __future__ import annotations
 
 import logging
+from contextlib import AsyncExitStack
 from typing import Any
 
-from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
@@ -22,22 +26,20 @@ from backend.common.responses import error_response
 from contracts.errors import CoworkError, ErrorCode, ErrorShape
 from contracts.validation import describe, field_path
 
-__all__ = ["install_error_handling"]
+__all__ = ["ErrorShapeMiddleware", "error_answer"]
 
 logger = logging.getLogger(__name__)
 
 _INTERNAL = ErrorShape(code=ErrorCode.INTERNAL_ERROR, message="The service failed to handle the request")
 
 
-async def _cowork_error(_request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, CoworkError)
-    status = exc.status_code if isinstance(exc, BackendError) else 400
-    headers = exc.headers if isinstance(exc, BackendError) else None
-    return error_response(exc.shape, status, headers)
+def _cowork_error(exc: CoworkError) -> Response:
+    if isinstance(exc, BackendError):
+        return error_response(exc.shape, exc.status_code, exc.headers)
+    return error_response(exc.shape, 400)
 
 
-async def _http_error(_request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, StarletteHTTPException)
+def _http_error(exc: StarletteHTTPException) -> Response:
     if exc.status_code == 404:
         message, details = "There is no such route", {"resource": "route"}
     elif exc.status_code == 405:
@@ -49,8 +51,7 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
     return error_response(shape, exc.status_code, exc.headers)
 
 
-async def _validation_error(_request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, RequestValidationError)
+def _validation_error(exc: RequestValidationError) -> Response:
     problems: list[dict[str, str]] = []
     for error in exc.errors():
         # FastAPI prefixes the location ("path", "query", "header"); the name alone is what the
@@ -66,8 +67,19 @@ async def _validation_error(_request: Request, exc: Exception) -> Response:
     return error_response(shape, 400)
 
 
+def error_answer(exc: Exception) -> Response | None:
+    """The answer to an exception the services raise on purpose; None for anything else (a bug)."""
+    if isinstance(exc, CoworkError):
+        return _cowork_error(exc)
+    if isinstance(exc, StarletteHTTPException):
+        return _http_error(exc)
+    if isinstance(exc, RequestValidationError):
+        return _validation_error(exc)
+    return None
+
+
 class ErrorShapeMiddleware:
-    """Catches what no handler did, so even a bug answers in the error shape and leaks nothing."""
+    """Answers every exception in the error shape, so even a bug leaks nothing."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -85,16 +97,16 @@ class ErrorShapeMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, tracking_send)
-        except Exception:
-            logger.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
-            if started:
-                raise
-            await error_response(_INTERNAL, 500)(scope, receive, send)
-
-
-def install_error_handling(app: FastAPI) -> None:
-    app.add_exception_handler(CoworkError, _cowork_error)
-    app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_middleware(ErrorShapeMiddleware)
+            # FastAPI's request handler requires this stack in the scope (it closes uploaded form
+            # files with it); FastAPI's own middleware for it is not in this stack.
+            async with AsyncExitStack() as stack:
+                scope["fastapi_middleware_astack"] = stack
+                await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            answer = None if started else error_answer(exc)
+            if answer is None:
+                logger.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
+                if started:
+                    raise
+                answer = error_response(_INTERNAL, 500)
+            await answer(scope, receive, send)

@@ -1,6 +1,6 @@
 """Keeping the OpenAPI document true to the wire.
 
-Bodies are read by :func:`backend.common.body.json_body`, which FastAPI cannot see into, so each route
+Bodies are read by :func:`backend.common.body.read_json`, which FastAPI cannot see into, so each route
 declares its body with :func:`body_spec` and the app adds the models' schemas to the document's
 components (:func:`install_openapi`). Schemas are generated in validation mode throughout
 (``separate_input_output_schemas=False`` on the app) so a model has one schema under one name.

@@ -51,6 +51,10 @@ class Settings:
     orphan_grace: timedelta = timedelta(hours=1)
     """Artifact content with no metadata pointing at it is swept only when older than this, so an
     upload in flight (content written, metadata not yet) is never swept."""
+    inline_content_bytes: int = 256 * 1024
+    """Local store: artifact content up to this size is kept in the database, written with its
+    metadata in one transaction; larger content goes to files (0: all of it). At about 256 KiB the
+    two cost the same CPU per upload; below, the database costs less and spares a file's fsyncs."""
     telemetry_retention: timedelta = timedelta(days=30)
     telemetry_max_rows: int = 1_000_000
     """Local store bound on telemetry rows; the oldest go first."""

@@ -1,18 +1,16 @@
 """Session Service routes (seed 001 §4.1, §4.4; seed 000 §3.2, §3.4, §9.5)."""
 
-# Annotations are not postponed here: FastAPI reads them at run time, and they name locals of
-# the router function (its dependencies).
+# Annotations are not postponed here: FastAPI reads them at run time.
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response
 
-from backend.common.auth import Principal
-from backend.common.body import json_body
+from backend.common.body import read_json
 from backend.common.openapi import alternative, body_spec, error_responses
 from backend.common.responses import json_response
 from backend.common.runner import Runner
-from backend.common.security import Authenticator
+from backend.common.security import Authenticator, caller_of
 from backend.session.service import SessionService
 from contracts.rest.sessions import (
     CancelSessionRequest,
@@ -36,8 +34,7 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 
 def router(service: SessionService, authenticate: Authenticator, runner: Runner, max_body: int) -> APIRouter:
-    api = APIRouter(tags=["sessions"])
-    Caller = Annotated[Principal, Depends(authenticate)]
+    api = APIRouter(tags=["sessions"], route_class=authenticate.route_class)
 
     @api.post(
         "/sessions",
@@ -50,11 +47,9 @@ def router(service: SessionService, authenticate: Authenticator, runner: Runner,
         summary="Start a session: compatibility check, workspace, signed policy bundle",
         openapi_extra=body_spec(CreateSessionRequest),
     )
-    async def create(
-        caller: Caller,
-        body: Annotated[CreateSessionRequest, Depends(json_body(CreateSessionRequest, max_body))],
-    ) -> Response:
-        created = await runner(service.create, caller, body)
+    async def create(request: Request) -> Response:
+        body = await read_json(request, CreateSessionRequest, max_body)
+        created = await runner(service.create, caller_of(request), body)
         return json_response(created, status_code=201 if created.session_id is not None else 200)
 
     @api.get(
@@ -64,11 +59,11 @@ def router(service: SessionService, authenticate: Authenticator, runner: Runner,
         summary="The caller's sessions in a workspace, newest first",
     )
     async def list_sessions(
-        caller: Caller,
+        request: Request,
         workspace_id: Annotated[str, Query(alias="workspaceId", min_length=1, max_length=128)],
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
     ) -> Response:
-        return json_response(await runner(service.list, caller, workspace_id, limit))
+        return json_response(await runner(service.list, caller_of(request), workspace_id, limit))
 
     @api.get(
         "/sessions/{session_id}",
@@ -76,8 +71,8 @@ def router(service: SessionService, authenticate: Authenticator, runner: Runner,
         responses=_errors(404),
         summary="A session's status, expiry and policy version",
     )
-    async def get(caller: Caller, session_id: SessionId) -> Response:
-        return json_response(await runner(service.get, caller, session_id))
+    async def get(request: Request, session_id: SessionId) -> Response:
+        return json_response(await runner(service.get, caller_of(request), session_id))
 
     @api.post(
         "/sessions/{session_id}/resume",
@@ -86,14 +81,9 @@ def router(service: SessionService, authenticate: Authenticator, runner: Runner,
         summary="Resume after a crash or a policy expiry: a refreshed, re-signed bundle",
         openapi_extra=body_spec(ResumeSessionRequest, required=False),
     )
-    async def resume(
-        caller: Caller,
-        session_id: SessionId,
-        body: Annotated[
-            ResumeSessionRequest, Depends(json_body(ResumeSessionRequest, max_body, empty_ok=True))
-        ],
-    ) -> Response:
-        return json_response(await runner(service.resume, caller, session_id, body))
+    async def resume(request: Request, session_id: SessionId) -> Response:
+        body = await read_json(request, ResumeSessionRequest, max_body, empty_ok=True)
+        return json_response(await runner(service.resume, caller_of(request), session_id, body))
 
     @api.post(
         "/sessions/{session_id}/cancel",
@@ -102,13 +92,8 @@ def router(service: SessionService, authenticate: Authenticator, runner: Runner,
         summary="End a session (idempotent)",
         openapi_extra=body_spec(CancelSessionRequest, required=False),
     )
-    async def cancel(
-        caller: Caller,
-        session_id: SessionId,
-        body: Annotated[
-            CancelSessionRequest, Depends(json_body(CancelSessionRequest, max_body, empty_ok=True))
-        ],
-    ) -> Response:
-        return json_response(await runner(service.cancel, caller, session_id, body))
+    async def cancel(request: Request, session_id: SessionId) -> Response:
+        body = await read_json(request, CancelSessionRequest, max_body, empty_ok=True)
+        return json_response(await runner(service.cancel, caller_of(request), session_id, body))
 
     return api

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from backend.session.records import SessionRecord
 
-__all__ = ["SessionRepository"]
+__all__ = ["SessionOwnership", "SessionRepository"]
+
+
+class SessionOwnership(NamedTuple):
+    """Whose session it is and in which workspace: what other services check before acting on it."""
+
+    user_id: str
+    workspace_id: str
 
 
 class SessionRepository(Protocol):
@@ -16,6 +23,11 @@ class SessionRepository(Protocol):
 
     def get(self, tenant_id: str, session_id: str) -> SessionRecord | None:
         """The session if it exists *in this tenant*; None otherwise, whoever owns the ID."""
+        ...
+
+    def ownership(self, tenant_id: str, session_id: str) -> SessionOwnership | None:
+        """:meth:`get`'s owner and workspace alone: every artifact upload asks, and decoding the
+        whole record costs several times what reading it does."""
         ...
 
     def replace(self, record: SessionRecord, expected_revision: int) -> bool:

@@ -108,10 +108,10 @@ class SessionService:
 
     def workspace_of(self, principal: Principal, session_id: str) -> str | None:
         """The session's workspace if the caller owns the session (for other services' checks)."""
-        record = self._repository.get(principal.tenant_id, session_id)
-        if record is None or record.user_id != principal.user_id:
+        found = self._repository.ownership(principal.tenant_id, session_id)
+        if found is None or found.user_id != principal.user_id:
             return None
-        return record.workspace_id
+        return found.workspace_id
 
     def list(self, principal: Principal, workspace_id: str, limit: int) -> SessionList:
         now = self._clock.now()

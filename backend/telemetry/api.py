@@ -1,18 +1,13 @@
 """Telemetry Service route: ``POST /telemetry/events`` (one envelope or a batch)."""
 
-# Annotations are not postponed here: FastAPI reads them at run time, and they name locals of
-# the router function (its dependencies).
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from backend.common.auth import Principal
 from backend.common.body import read_one_or_many
 from backend.common.openapi import body_spec, error_responses
 from backend.common.responses import json_response
 from backend.common.runner import Runner
-from backend.common.security import Authenticator
+from backend.common.security import Authenticator, caller_of
 from backend.common.settings import Limits
 from backend.telemetry.service import TelemetryService
 from contracts.events import EventEnvelope
@@ -26,8 +21,7 @@ BODY_MODELS = (EventEnvelope,)
 def router(
     service: TelemetryService, authenticate: Authenticator, runner: Runner, limits: Limits
 ) -> APIRouter:
-    api = APIRouter(tags=["telemetry"])
-    Caller = Annotated[Principal, Depends(authenticate)]
+    api = APIRouter(tags=["telemetry"], route_class=authenticate.route_class)
 
     @api.post(
         "/telemetry/events",
@@ -37,7 +31,7 @@ def router(
         summary="Record operational events (one envelope or a batch)",
         openapi_extra=body_spec(EventEnvelope, array_of=EventEnvelope),
     )
-    async def ingest(caller: Caller, request: Request) -> Response:
+    async def ingest(request: Request) -> Response:
         events = await read_one_or_many(
             request,
             EventEnvelope,
@@ -45,6 +39,6 @@ def router(
             limits.max_events_per_batch,
             limits.max_event_bytes,
         )
-        return json_response(await runner(service.ingest, caller, events), status_code=202)
+        return json_response(await runner(service.ingest, caller_of(request), events), status_code=202)
 
     return api

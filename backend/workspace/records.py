@@ -79,6 +79,9 @@ class ArtifactRecord:
     created_at: datetime
     updated_at: datetime
     snapshot_at: datetime | None = None
+    inline: bool = False
+    """The bytes are stored with this record by the repository (its ``inline_content_limit``), not
+    in the content store: nothing is under ``content_key`` there."""
 
     @property
     def order_key(self) -> str:
@@ -108,6 +111,7 @@ class ArtifactRecord:
             "updatedAt": timestamp(self.updated_at),
             "snapshotAt": None if self.snapshot_at is None else timestamp(self.snapshot_at),
             "orderKey": self.order_key,
+            "contentInline": self.inline,
         }
 
     @classmethod
@@ -130,6 +134,7 @@ class ArtifactRecord:
             created_at=parse_timestamp(document["createdAt"]),
             updated_at=parse_timestamp(document["updatedAt"]),
             snapshot_at=None if snapshot is None else parse_timestamp(snapshot),
+            inline=bool(document.get("contentInline", False)),
         )
 
     def metadata(self) -> ArtifactMetadata:

@@ -1,5 +1,10 @@
 """The Workspace Service's storage interfaces: metadata (:class:`WorkspaceRepository`) and artifact
-bytes (:class:`ContentStore`) — DynamoDB and S3 on AWS, SQLite and files locally (seed 001 §8)."""
+bytes (:class:`ContentStore`) — DynamoDB and S3 on AWS, SQLite and files locally (seed 001 §8).
+
+A repository may also keep small content *inline*, with its metadata (``inline_content_limit`` > 0):
+written in the same atomic step as the record and read back in the same query. The local store does,
+which spares a small upload the file, its two fsyncs and its rename, and a read the file open.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,15 @@ from typing import Protocol
 
 from backend.workspace.records import ArtifactRecord, WorkspaceRecord
 
-__all__ = ["Content", "ContentStore", "HistoryWrite", "StoredObject", "WorkspaceRepository"]
+__all__ = [
+    "BytesContent",
+    "Content",
+    "ContentStore",
+    "HistoryWrite",
+    "StoredObject",
+    "WorkspaceRepository",
+    "check_inline",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +38,9 @@ class HistoryWrite:
 
 
 class WorkspaceRepository(Protocol):
+    inline_content_limit: int
+    """The largest content, in bytes, this repository keeps inline with its record (0: none)."""
+
     def touch_or_create(self, record: WorkspaceRecord) -> WorkspaceRecord:
         """Create ``record`` if its ID is new; otherwise set the stored one's ``lastActiveAt`` and
         ``localPaths`` from it. Atomic: concurrent calls for one ID end with one workspace."""
@@ -50,16 +66,27 @@ class WorkspaceRepository(Protocol):
         """Workspaces of any tenant last active before ``before`` (maintenance)."""
         ...
 
-    def put_artifact(self, record: ArtifactRecord) -> ArtifactRecord | None:
-        """Insert ``record`` unless its ID exists: None if inserted, else the existing record."""
+    def put_artifact(self, record: ArtifactRecord, content: bytes | None = None) -> ArtifactRecord | None:
+        """Insert ``record`` unless its ID exists: None if inserted, else the existing record.
+
+        ``content`` is given exactly when ``record.inline``: the bytes, stored with the record in the
+        same atomic write (at most ``inline_content_limit`` of them)."""
         ...
 
-    def put_history(self, record: ArtifactRecord) -> HistoryWrite:
+    def put_history(self, record: ArtifactRecord, content: bytes | None = None) -> HistoryWrite:
         """Store a session_history record if there is none for its ID or the stored one's
-        ``order_key`` is lower — a conditional write, so concurrent uploads keep the newest."""
+        ``order_key`` is lower — a conditional write, so concurrent uploads keep the newest.
+        ``content`` as for :meth:`put_artifact`; inline content of a replaced record goes with it."""
         ...
 
     def get_artifact(self, tenant_id: str, workspace_id: str, artifact_id: str) -> ArtifactRecord | None: ...
+
+    def get_artifact_content(
+        self, tenant_id: str, workspace_id: str, artifact_id: str
+    ) -> tuple[ArtifactRecord, bytes | None] | None:
+        """Like :meth:`get_artifact`, with the record's inline content (read in the same query); the
+        content is None when the record is not ``inline`` (its bytes are in the content store)."""
+        ...
 
     def list_artifacts(
         self,
@@ -101,6 +128,29 @@ class Content(Protocol):
     def chunks(self) -> Iterator[bytes]: ...
 
     def close(self) -> None: ...
+
+
+class BytesContent:
+    """Content already in memory (inline content, or a test's)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.size = len(data)
+
+    def chunks(self) -> Iterator[bytes]:
+        yield self.data
+
+    def close(self) -> None:
+        return None
+
+
+def check_inline(record: ArtifactRecord, content: bytes | None, limit: int) -> None:
+    """What every repository checks before writing ``record`` with ``content`` (a service bug
+    otherwise): content exactly for inline records, within the repository's limit."""
+    if record.inline != (content is not None):
+        raise ValueError("content is given exactly for inline records")
+    if content is not None and (limit == 0 or len(content) > limit or len(content) != record.size_bytes):
+        raise ValueError(f"inline content is at most {limit} bytes here and matches sizeBytes")
 
 
 class ContentStore(Protocol):

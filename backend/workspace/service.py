@@ -3,6 +3,8 @@
 Uploads write the content first and the metadata pointer second, so a reader never finds metadata
 without its bytes; content left without a pointer (a lost race, a crash between the two writes) is
 deleted at once where possible and otherwise by the orphan sweep of :meth:`WorkspaceService.purge`.
+Content small enough for the repository to keep inline (``inline_content_limit``) is written with its
+metadata in one atomic step instead, and goes wherever its record goes.
 
 Artifact IDs make retries idempotent: from the ``Idempotency-Key`` when there is one, otherwise from
 the upload's IDs, type, name and content hash — the same upload twice is the same artifact. A
@@ -12,7 +14,6 @@ session's ``session_history`` has one ID per session, and a snapshot replaces it
 
 from __future__ import annotations
 
-import binascii
 import hashlib
 import logging
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 
 from backend.common.auth import Principal
 from backend.common.clock import Clock
+from backend.common.encoding import decode_base64
 from backend.common.errors import (
     BackendError,
     StorageError,
@@ -38,7 +40,7 @@ from backend.common.settings import Settings
 from backend.workspace.paths import PathProblem, normalise_project_path, workspace_key
 from backend.workspace.ports import SessionDirectory
 from backend.workspace.records import ArtifactRecord, WorkspaceRecord
-from backend.workspace.repository import Content, ContentStore, WorkspaceRepository
+from backend.workspace.repository import BytesContent, Content, ContentStore, WorkspaceRepository
 from contracts.enums import ArtifactType, WorkspaceScope
 from contracts.errors import ErrorCode
 from contracts.messages import SessionHistory
@@ -82,6 +84,15 @@ class WorkspaceService:
         self._sessions = sessions
         self._clock = clock
         self._settings = settings
+
+    @property
+    def inline_content_limit(self) -> int:
+        """Content up to this size is stored with its metadata, in one atomic write."""
+        return self._repository.inline_content_limit
+
+    def _keeps_inline(self, size: int) -> bool:
+        limit = self._repository.inline_content_limit
+        return limit > 0 and size <= limit
 
     # ------------------------------------------------------------------ workspaces
 
@@ -175,6 +186,7 @@ class WorkspaceService:
             created_at=now,
             updated_at=now,
             snapshot_at=snapshot_at,
+            inline=self._keeps_inline(len(data)),
         )
         if snapshot_at is not None:
             stored, outcome = self._store_history(record, data)
@@ -207,16 +219,18 @@ class WorkspaceService:
     def open_content(
         self, principal: Principal, workspace_id: str, artifact_id: str
     ) -> tuple[ArtifactRecord, Content]:
-        record = self._owned_artifact(principal, workspace_id, artifact_id)
-        content = self._content.open(record.content_key)
-        if content is None:
+        """The artifact and its content: a :class:`BytesContent` when it was stored inline, else an
+        open handle on the content store (the caller closes it)."""
+        for _ in range(2):
+            record, inline = self._owned_content(principal, workspace_id, artifact_id)
+            if inline is not None:
+                return record, BytesContent(inline)
+            content = self._content.open(record.content_key)
+            if content is not None:
+                return record, content
             # Metadata always follows content, so this is a replacement racing the read: the
             # newer record's content is there.
-            record = self._owned_artifact(principal, workspace_id, artifact_id)
-            content = self._content.open(record.content_key)
-            if content is None:
-                raise StorageError("The artifact's content is unavailable")
-        return record, content
+        raise StorageError("The artifact's content is unavailable")
 
     # ------------------------------------------------------------------ maintenance
 
@@ -248,7 +262,8 @@ class WorkspaceService:
         while True:
             found = self._repository.orphaned_artifacts(batch)
             for record in found:
-                self._content.delete(record.content_key)
+                if not record.inline:
+                    self._content.delete(record.content_key)
             self._repository.delete_artifacts(found)
             orphans += len(found)
             if len(found) < batch:
@@ -264,7 +279,8 @@ class WorkspaceService:
                 continue
             parts = stored.key.split("/")
             record = self._repository.find_artifact(parts[0], parts[1]) if len(parts) == 3 else None
-            if record is None or record.content_key != stored.key:
+            # Inline records keep their bytes in the repository: a file under their key is stray.
+            if record is None or record.content_key != stored.key or record.inline:
                 self._content.delete(stored.key)
                 swept += 1
         return swept
@@ -284,15 +300,22 @@ class WorkspaceService:
             raise artifact_not_found(artifact_id)
         return record
 
+    def _owned_content(
+        self, principal: Principal, workspace_id: str, artifact_id: str
+    ) -> tuple[ArtifactRecord, bytes | None]:
+        self._owned(principal, workspace_id)
+        found = self._repository.get_artifact_content(principal.tenant_id, workspace_id, artifact_id)
+        if found is None or found[0].user_id != principal.user_id:
+            raise artifact_not_found(artifact_id)
+        return found
+
     def _decode(self, text: str) -> bytes:
         limit = self._settings.limits.max_artifact_bytes
         if len(text) > (limit + 2) // 3 * 4:
             raise too_large(ErrorCode.FILE_TOO_LARGE, "The artifact", limit)
         try:
-            # Strict RFC 4648: no whitespace, no junk, padding where it belongs (and in C, unlike
-            # b64decode(validate=True), which first runs a regular expression over the whole text).
-            data = binascii.a2b_base64(text, strict_mode=True)
-        except (binascii.Error, ValueError):
+            data = decode_base64(text)
+        except ValueError:
             raise invalid("contentBase64 must be valid base64", field="contentBase64") from None
         if len(data) > limit:
             raise too_large(ErrorCode.FILE_TOO_LARGE, "The artifact", limit)
@@ -351,14 +374,22 @@ class WorkspaceService:
             ) from None
 
     def _store_artifact(self, record: ArtifactRecord, data: bytes) -> tuple[ArtifactRecord, Outcome]:
-        existing = self._repository.get_artifact(record.tenant_id, record.workspace_id, record.artifact_id)
-        if existing is None:
-            self._write_content(record, data)
-            existing = self._repository.put_artifact(record)
+        if record.inline:
+            # One conditional insert of metadata and bytes: a retry costs no more than a check first.
+            existing = self._repository.put_artifact(record, data)
             if existing is None:
                 return record, "created"
-            if existing.content_key != record.content_key:
-                self._content.delete(record.content_key)
+        else:
+            existing = self._repository.get_artifact(
+                record.tenant_id, record.workspace_id, record.artifact_id
+            )
+            if existing is None:
+                self._write_content(record, data)
+                existing = self._repository.put_artifact(record)
+                if existing is None:
+                    return record, "created"
+                if existing.content_key != record.content_key or existing.inline:
+                    self._content.delete(record.content_key)
         if existing.sha256 != record.sha256 or existing.session_id != record.session_id:
             raise BackendError(
                 ErrorCode.INVALID_REQUEST,
@@ -372,15 +403,22 @@ class WorkspaceService:
         current = self._repository.get_artifact(record.tenant_id, record.workspace_id, record.artifact_id)
         if current is not None and current.order_key >= record.order_key:
             return current, "unchanged" if current.order_key == record.order_key else "superseded"
-        self._write_content(record, data)
-        result = self._repository.put_history(record)
-        if not result.written:
-            if result.stored.content_key != record.content_key:
+        if record.inline:
+            result = self._repository.put_history(record, data)
+        else:
+            self._write_content(record, data)
+            result = self._repository.put_history(record)
+            if not result.written and (
+                result.stored.content_key != record.content_key or result.stored.inline
+            ):
                 self._content.delete(record.content_key)
+        if not result.written:
             same = result.stored.order_key == record.order_key
             return result.stored, "unchanged" if same else "superseded"
         if result.replaced is None:
             return result.stored, "created"
-        if result.replaced.content_key != record.content_key:
-            self._content.delete(result.replaced.content_key)
+        replaced = result.replaced
+        # Inline content went with the row it was in; a file is deleted unless the new record uses it.
+        if not replaced.inline and (replaced.content_key != record.content_key or record.inline):
+            self._content.delete(replaced.content_key)
         return result.stored, "replaced"

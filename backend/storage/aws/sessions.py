@@ -9,6 +9,7 @@ from botocore.exceptions import ClientError
 
 from backend.common.ids import timestamp
 from backend.session.records import SessionRecord
+from backend.session.repository import SessionOwnership
 from backend.storage.aws.calls import code_of, epoch, failing_as_storage_error, n, paginate, s
 from backend.storage.aws.config import AwsSettings
 
@@ -43,14 +44,24 @@ class DynamoSessionRepository:
                 ConditionExpression="attribute_not_exists(sessionId)",
             )
 
-    def get(self, tenant_id: str, session_id: str) -> SessionRecord | None:
+    def _item_in(self, tenant_id: str, session_id: str) -> dict[str, Any] | None:
         with failing_as_storage_error("reading the session"):
-            item = self._db.get_item(
+            item: dict[str, Any] | None = self._db.get_item(
                 TableName=self._table, Key={"sessionId": s(session_id)}, ConsistentRead=True
             ).get("Item")
         if item is None or item["tenantId"]["S"] != tenant_id:
             return None
-        return SessionRecord.from_document(json.loads(item["document"]["S"]))
+        return item
+
+    def get(self, tenant_id: str, session_id: str) -> SessionRecord | None:
+        item = self._item_in(tenant_id, session_id)
+        return None if item is None else SessionRecord.from_document(json.loads(item["document"]["S"]))
+
+    def ownership(self, tenant_id: str, session_id: str) -> SessionOwnership | None:
+        item = self._item_in(tenant_id, session_id)
+        if item is None:
+            return None
+        return SessionOwnership(json.loads(item["document"]["S"])["userId"], item["workspaceId"]["S"])
 
     def replace(self, record: SessionRecord, expected_revision: int) -> bool:
         with failing_as_storage_error("updating the session"):

@@ -21,7 +21,7 @@ from backend.common.ids import parse_timestamp, timestamp
 from backend.storage.aws.calls import code_of, epoch, failing_as_storage_error, n, paginate, s
 from backend.storage.aws.config import AwsSettings
 from backend.workspace.records import ArtifactRecord, WorkspaceRecord
-from backend.workspace.repository import HistoryWrite
+from backend.workspace.repository import HistoryWrite, check_inline
 from contracts.enums import ArtifactType, WorkspaceScope
 
 __all__ = ["DynamoWorkspaceRepository"]
@@ -105,6 +105,10 @@ def _artifact(item: dict[str, Any]) -> ArtifactRecord:
 
 
 class DynamoWorkspaceRepository:
+    # Every artifact's bytes are in S3: a DynamoDB item holds at most 400 KB, and reads of the
+    # metadata would pay for the content's read capacity.
+    inline_content_limit = 0
+
     def __init__(self, dynamodb: Any, settings: AwsSettings) -> None:
         self._db = dynamodb
         self._workspaces = settings.table("workspaces")
@@ -239,7 +243,8 @@ class DynamoWorkspaceRepository:
         ).get("Item")
         return found
 
-    def put_artifact(self, record: ArtifactRecord) -> ArtifactRecord | None:
+    def put_artifact(self, record: ArtifactRecord, content: bytes | None = None) -> ArtifactRecord | None:
+        check_inline(record, content, self.inline_content_limit)
         item = {
             "workspaceId": s(record.workspace_id),
             "artifactId": s(record.artifact_id),
@@ -260,7 +265,8 @@ class DynamoWorkspaceRepository:
             existing = self._get_item(record.workspace_id, record.artifact_id)
         return None if existing is None else _artifact(existing)
 
-    def put_history(self, record: ArtifactRecord) -> HistoryWrite:
+    def put_history(self, record: ArtifactRecord, content: bytes | None = None) -> HistoryWrite:
+        check_inline(record, content, self.inline_content_limit)
         values = _artifact_values(record)
         names = {f"#a{i}": attribute for i, attribute in enumerate(values)}
         assignments = [f"#a{i} = :a{i}" for i in range(len(values))]
@@ -301,6 +307,12 @@ class DynamoWorkspaceRepository:
         if item is None or item["tenantId"]["S"] != tenant_id:
             return None
         return _artifact(item)
+
+    def get_artifact_content(
+        self, tenant_id: str, workspace_id: str, artifact_id: str
+    ) -> tuple[ArtifactRecord, bytes | None] | None:
+        record = self.get_artifact(tenant_id, workspace_id, artifact_id)
+        return None if record is None else (record, None)
 
     def list_artifacts(
         self,

@@ -1,6 +1,7 @@
 """The local store: SQLite (``backend.sqlite3``) and artifact files (``artifacts/``) in one data
 directory — the desktop's embedded default (DESIGN.md). Safe under concurrent requests and across
-restarts; its schema is versioned (:data:`backend.storage.local.db.MIGRATIONS`)."""
+restarts; its schema is versioned (:data:`backend.storage.local.db.MIGRATIONS`). Artifact content up to
+``inline_content_bytes`` is kept in the database with its metadata, larger content in files."""
 
 from __future__ import annotations
 
@@ -14,25 +15,25 @@ from backend.storage.local.content import FileContentStore
 from backend.storage.local.db import Database
 from backend.storage.local.sessions import LocalSessionRepository
 from backend.storage.local.telemetry import LocalTelemetryRepository
-from backend.storage.local.workspaces import LocalWorkspaceRepository
+from backend.storage.local.workspaces import DEFAULT_INLINE_CONTENT_LIMIT, LocalWorkspaceRepository
 
-__all__ = ["DATABASE_FILE", "open_local_stores"]
+__all__ = ["DATABASE_FILE", "DEFAULT_INLINE_CONTENT_LIMIT", "open_local_stores"]
 
 DATABASE_FILE = "backend.sqlite3"
 
 
-def open_local_stores(data_dir: Path) -> Stores:
+def open_local_stores(data_dir: Path, *, inline_content_bytes: int = DEFAULT_INLINE_CONTENT_LIMIT) -> Stores:
     private_directory(data_dir)
     db = Database(data_dir / DATABASE_FILE)
     return Stores(
         sessions=LocalSessionRepository(db),
-        workspaces=LocalWorkspaceRepository(db),
+        workspaces=LocalWorkspaceRepository(db, inline_content_limit=inline_content_bytes),
         content=FileContentStore(data_dir / "artifacts"),
         approvals=LocalApprovalRepository(db),
         audit=LocalAuditRepository(db),
         telemetry=LocalTelemetryRepository(db),
         # Queries and commits take microseconds here (WAL, no fsync per commit), less than a hop to a
-        # worker thread; artifact bytes are read and written in worker threads by the routes anyway.
+        # worker thread; the routes move large artifact bytes to worker threads themselves.
         blocking=False,
         close=db.close,
     )

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from backend.common.ids import timestamp
 from backend.session.records import SessionRecord
-from backend.storage.local.db import Database, dumps
+from backend.session.repository import SessionOwnership
+from backend.storage.local.db import Database, dumps, loads
 
 __all__ = ["LocalSessionRepository"]
 
@@ -33,7 +32,15 @@ class LocalSessionRepository:
         rows = self._db.query(
             "SELECT document FROM sessions WHERE session_id = ? AND tenant_id = ?", (session_id, tenant_id)
         )
-        return SessionRecord.from_document(json.loads(rows[0][0])) if rows else None
+        return SessionRecord.from_document(loads(rows[0][0])) if rows else None
+
+    def ownership(self, tenant_id: str, session_id: str) -> SessionOwnership | None:
+        rows = self._db.query(
+            "SELECT json_extract(document, '$.userId'), workspace_id FROM sessions"
+            " WHERE session_id = ? AND tenant_id = ?",
+            (session_id, tenant_id),
+        )
+        return SessionOwnership(rows[0][0], rows[0][1]) if rows else None
 
     def replace(self, record: SessionRecord, expected_revision: int) -> bool:
         with self._db.write() as connection:
@@ -56,4 +63,4 @@ class LocalSessionRepository:
             " ORDER BY created_at DESC LIMIT ?",
             (workspace_id, tenant_id, limit),
         )
-        return [SessionRecord.from_document(json.loads(row[0])) for row in rows]
+        return [SessionRecord.from_document(loads(row[0])) for row in rows]

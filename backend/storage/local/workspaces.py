@@ -1,31 +1,44 @@
-"""Workspaces and artifact metadata in SQLite; conditional writes are transactions."""
+"""Workspaces and artifact metadata in SQLite; conditional writes are transactions.
+
+Artifact content up to ``inline_content_limit`` bytes is kept in the artifact's row (the ``content``
+column), written by the same statement as its metadata and read by the same query; see
+:mod:`backend.storage.local.db` for what that means for durability.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sqlite3
 from datetime import datetime
 
 from backend.common.ids import timestamp
-from backend.storage.local.db import Database, dumps
+from backend.storage.local.db import Database, dumps, loads
 from backend.workspace.records import ArtifactRecord, WorkspaceRecord
-from backend.workspace.repository import HistoryWrite
+from backend.workspace.repository import HistoryWrite, check_inline
 
-__all__ = ["LocalWorkspaceRepository"]
+__all__ = ["DEFAULT_INLINE_CONTENT_LIMIT", "LocalWorkspaceRepository"]
+
+DEFAULT_INLINE_CONTENT_LIMIT = 256 * 1024
+"""Content up to this size is stored in the database. Measured on a 2-core machine: 64 KiB cost about
+0.2 ms of CPU written into SQLite against 0.4 ms (and 0.8 ms of wall time, two fsyncs) as a file;
+256 KiB about the same CPU either way (0.6-0.7 ms), still without the fsyncs' wait; 1 MiB 3.3 ms
+against 0.8 ms, the write-ahead log copying every byte twice."""
 
 
 def _artifact(row: sqlite3.Row) -> ArtifactRecord:
-    return ArtifactRecord.from_document(json.loads(row["document"]))
+    return ArtifactRecord.from_document(loads(row[0]))
 
 
 def _workspace(row: sqlite3.Row) -> WorkspaceRecord:
-    return WorkspaceRecord.from_document(json.loads(row["document"]))
+    return WorkspaceRecord.from_document(loads(row[0]))
 
 
 class LocalWorkspaceRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, inline_content_limit: int = DEFAULT_INLINE_CONTENT_LIMIT) -> None:
+        if inline_content_limit < 0:
+            raise ValueError("inline_content_limit cannot be negative")
         self._db = db
+        self.inline_content_limit = inline_content_limit
 
     def touch_or_create(self, record: WorkspaceRecord) -> WorkspaceRecord:
         # One statement: every new session resolves its workspace, so this is on the hot path.
@@ -88,7 +101,7 @@ class LocalWorkspaceRepository:
         return [_workspace(row) for row in rows]
 
     @staticmethod
-    def _values(record: ArtifactRecord) -> tuple[str | None, ...]:
+    def _values(record: ArtifactRecord, content: bytes | None) -> tuple[str | bytes | None, ...]:
         return (
             record.workspace_id,
             record.artifact_id,
@@ -99,21 +112,24 @@ class LocalWorkspaceRepository:
             timestamp(record.created_at),
             record.order_key,
             dumps(record.to_document()),
+            content,
         )
 
-    def put_artifact(self, record: ArtifactRecord) -> ArtifactRecord | None:
+    def put_artifact(self, record: ArtifactRecord, content: bytes | None = None) -> ArtifactRecord | None:
+        check_inline(record, content, self.inline_content_limit)
         inserted, _ = self._db.write_one(
             "INSERT INTO artifacts (workspace_id, artifact_id, tenant_id, session_id, task_id,"
-            " artifact_type, created_at, order_key, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT DO NOTHING",
-            self._values(record),
+            " artifact_type, created_at, order_key, document, content)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            self._values(record, content),
         )
         if inserted == 1:
             return None
         # Rows are never changed in place, so the one that won is still there to read.
         return self.find_artifact(record.workspace_id, record.artifact_id)
 
-    def put_history(self, record: ArtifactRecord) -> HistoryWrite:
+    def put_history(self, record: ArtifactRecord, content: bytes | None = None) -> HistoryWrite:
+        check_inline(record, content, self.inline_content_limit)
         with self._db.write() as connection:
             row = connection.execute(
                 "SELECT document FROM artifacts WHERE workspace_id = ? AND artifact_id = ?",
@@ -124,10 +140,12 @@ class LocalWorkspaceRepository:
                 return HistoryWrite(stored=current, replaced=None, written=False)
             if current is not None:
                 record = dataclasses.replace(record, created_at=current.created_at)
+            # The whole row is replaced: the older snapshot's inline content goes with it.
             connection.execute(
                 "INSERT OR REPLACE INTO artifacts (workspace_id, artifact_id, tenant_id, session_id, task_id,"
-                " artifact_type, created_at, order_key, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                self._values(record),
+                " artifact_type, created_at, order_key, document, content)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self._values(record, content),
             )
         return HistoryWrite(stored=record, replaced=current, written=True)
 
@@ -137,6 +155,20 @@ class LocalWorkspaceRepository:
             (workspace_id, artifact_id, tenant_id),
         )
         return _artifact(rows[0]) if rows else None
+
+    def get_artifact_content(
+        self, tenant_id: str, workspace_id: str, artifact_id: str
+    ) -> tuple[ArtifactRecord, bytes | None] | None:
+        rows = self._db.query(
+            "SELECT document, content FROM artifacts"
+            " WHERE workspace_id = ? AND artifact_id = ? AND tenant_id = ?",
+            (workspace_id, artifact_id, tenant_id),
+        )
+        if not rows:
+            return None
+        record = _artifact(rows[0])
+        content: bytes | None = rows[0][1]
+        return record, content if record.inline else None
 
     def list_artifacts(
         self,

@@ -6,6 +6,7 @@ import threading
 
 from backend.common.errors import StorageError
 from backend.session.records import SessionRecord
+from backend.session.repository import SessionOwnership
 
 __all__ = ["MemorySessionRepository"]
 
@@ -24,6 +25,10 @@ class MemorySessionRepository:
     def get(self, tenant_id: str, session_id: str) -> SessionRecord | None:
         record = self._records.get(session_id)
         return record if record is not None and record.tenant_id == tenant_id else None
+
+    def ownership(self, tenant_id: str, session_id: str) -> SessionOwnership | None:
+        record = self.get(tenant_id, session_id)
+        return None if record is None else SessionOwnership(record.user_id, record.workspace_id)
 
     def replace(self, record: SessionRecord, expected_revision: int) -> bool:
         with self._lock:

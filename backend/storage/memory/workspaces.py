@@ -7,12 +7,15 @@ import threading
 from datetime import datetime
 
 from backend.workspace.records import ArtifactRecord, WorkspaceRecord
-from backend.workspace.repository import HistoryWrite
+from backend.workspace.repository import HistoryWrite, check_inline
 
 __all__ = ["MemoryWorkspaceRepository"]
 
 
 class MemoryWorkspaceRepository:
+    # The content store is a dictionary too: keeping content with the records would gain nothing.
+    inline_content_limit = 0
+
     def __init__(self) -> None:
         self._workspaces: dict[str, WorkspaceRecord] = {}
         self._artifacts: dict[tuple[str, str], ArtifactRecord] = {}
@@ -56,7 +59,8 @@ class MemoryWorkspaceRepository:
         with self._lock:
             return [w for w in self._workspaces.values() if w.last_active_at < before][:limit]
 
-    def put_artifact(self, record: ArtifactRecord) -> ArtifactRecord | None:
+    def put_artifact(self, record: ArtifactRecord, content: bytes | None = None) -> ArtifactRecord | None:
+        check_inline(record, content, self.inline_content_limit)
         key = (record.workspace_id, record.artifact_id)
         with self._lock:
             existing = self._artifacts.get(key)
@@ -64,7 +68,8 @@ class MemoryWorkspaceRepository:
                 self._artifacts[key] = record
             return existing
 
-    def put_history(self, record: ArtifactRecord) -> HistoryWrite:
+    def put_history(self, record: ArtifactRecord, content: bytes | None = None) -> HistoryWrite:
+        check_inline(record, content, self.inline_content_limit)
         key = (record.workspace_id, record.artifact_id)
         with self._lock:
             current = self._artifacts.get(key)
@@ -78,6 +83,12 @@ class MemoryWorkspaceRepository:
     def get_artifact(self, tenant_id: str, workspace_id: str, artifact_id: str) -> ArtifactRecord | None:
         record = self._artifacts.get((workspace_id, artifact_id))
         return record if record is not None and record.tenant_id == tenant_id else None
+
+    def get_artifact_content(
+        self, tenant_id: str, workspace_id: str, artifact_id: str
+    ) -> tuple[ArtifactRecord, bytes | None] | None:
+        record = self.get_artifact(tenant_id, workspace_id, artifact_id)
+        return None if record is None else (record, None)
 
     def list_artifacts(
         self,

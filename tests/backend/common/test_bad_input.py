@@ -175,6 +175,9 @@ class _Exploding:
     def get(self, tenant_id: str, session_id: str) -> SessionRecord | None:
         raise self.error
 
+    def ownership(self, tenant_id: str, session_id: str) -> None:
+        raise self.error
+
     def replace(self, record: SessionRecord, expected_revision: int) -> bool:
         raise self.error
 

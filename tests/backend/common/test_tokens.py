@@ -157,3 +157,26 @@ async def test_authentication_comes_before_the_body_is_read(api: BackendClient) 
         "/sessions", content=b"{not json", headers={"Content-Type": "application/json"}
     )
     assert response.status_code == 401
+
+
+async def test_every_route_but_the_public_keys_refuses_an_anonymous_caller_before_reading_anything(
+    api: BackendClient,
+) -> None:
+    # Parameters that would fail validation and bodies that are not JSON: the answer is still 401.
+    bad = {"session_id": "s" * 500, "workspace_id": "w" * 500, "artifact_id": "a" * 500}
+    document = (await api.http.get("/openapi.json")).json()
+    checked = 0
+    for path, item in document["paths"].items():
+        for method in item:
+            response = await api.http.request(
+                method.upper(),
+                path.format(**bad) + "?limit=lots",
+                content=b"{not json",
+                headers={"Content-Type": "application/json"},
+            )
+            if path == "/policy/keys":
+                assert response.status_code == 200
+                continue
+            assert (response.status_code, response.json()["code"]) == (401, ErrorCode.UNAUTHORIZED), path
+            checked += 1
+    assert checked >= 18

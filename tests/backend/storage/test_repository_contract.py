@@ -9,6 +9,8 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from backend.approval.records import ApprovalRecord
 from backend.audit.chain import AuditRecord
 from backend.audit.repository import AppendResult
@@ -125,6 +127,16 @@ def test_a_session_reads_back_as_stored_and_only_in_its_tenant(stores: Stores, t
     assert stores.sessions.get(tenant, record.session_id) == record
     assert stores.sessions.get("someone-else", record.session_id) is None
     assert stores.sessions.get(tenant, "sess_missing") is None
+
+
+def test_a_sessions_owner_and_workspace_are_read_alone_and_only_in_its_tenant(
+    stores: Stores, tenant: str
+) -> None:
+    record = _session(tenant, workspace_id="ws_owned")
+    stores.sessions.create(record)
+    assert stores.sessions.ownership(tenant, record.session_id) == ("alice", "ws_owned")
+    assert stores.sessions.ownership("someone-else", record.session_id) is None
+    assert stores.sessions.ownership(tenant, "sess_missing") is None
 
 
 def test_a_session_changes_only_from_the_revision_it_was_read_at(stores: Stores, tenant: str) -> None:
@@ -255,6 +267,57 @@ def test_an_artifact_is_stored_once_and_a_second_put_returns_the_first(stores: S
         stores.workspaces.get_artifact("someone-else", workspace.workspace_id, artifact.artifact_id) is None
     )
     assert stores.workspaces.find_artifact(workspace.workspace_id, artifact.artifact_id) == artifact
+
+
+def test_content_is_stored_with_a_record_only_if_the_record_says_so_and_within_the_limit(
+    stores: Stores, tenant: str
+) -> None:
+    workspace = _workspace(tenant)
+    stores.workspaces.touch_or_create(workspace)
+    limit = stores.workspaces.inline_content_limit
+    plain = _artifact(workspace)
+    with pytest.raises(ValueError, match="inline"):
+        stores.workspaces.put_artifact(plain, b"abc")
+    oversize = _artifact(workspace, inline=True, size_bytes=limit + 1)
+    with pytest.raises(ValueError, match="inline"):
+        stores.workspaces.put_artifact(oversize, b"x" * (limit + 1))
+    with pytest.raises(ValueError, match="inline"):
+        stores.workspaces.put_history(_snapshot(dataclasses.replace(plain, inline=True), 1), None)
+    assert stores.workspaces.put_artifact(plain) is None
+    assert stores.workspaces.get_artifact_content(tenant, workspace.workspace_id, plain.artifact_id) == (
+        plain,
+        None,
+    )
+    assert (
+        stores.workspaces.get_artifact_content("someone-else", workspace.workspace_id, plain.artifact_id)
+        is None
+    )
+
+
+def test_inline_content_reads_back_with_its_record_and_goes_with_it(stores: Stores, tenant: str) -> None:
+    if stores.workspaces.inline_content_limit < 3:
+        pytest.skip("this store keeps every artifact's bytes in its content store")
+    workspace = _workspace(tenant)
+    stores.workspaces.touch_or_create(workspace)
+    artifact = _artifact(workspace, inline=True)
+    assert stores.workspaces.put_artifact(artifact, b"abc") is None
+    assert stores.workspaces.get_artifact_content(tenant, workspace.workspace_id, artifact.artifact_id) == (
+        artifact,
+        b"abc",
+    )
+    assert stores.workspaces.get_artifact(tenant, workspace.workspace_id, artifact.artifact_id) == artifact
+    base = _artifact(workspace, inline=True)
+    first = dataclasses.replace(_snapshot(base, 1), size_bytes=3)
+    assert stores.workspaces.put_history(first, b"one").written
+    newer = dataclasses.replace(_snapshot(base, 2), size_bytes=3)
+    replaced = stores.workspaces.put_history(newer, b"two")
+    assert replaced.replaced == first
+    found = stores.workspaces.get_artifact_content(tenant, workspace.workspace_id, base.artifact_id)
+    assert found == (replaced.stored, b"two")
+    removed = stores.workspaces.delete(tenant, workspace.workspace_id)
+    assert sorted(r.artifact_id for r in removed or []) == sorted([artifact.artifact_id, base.artifact_id])
+    for artifact_id in (artifact.artifact_id, base.artifact_id):
+        assert stores.workspaces.get_artifact_content(tenant, workspace.workspace_id, artifact_id) is None
 
 
 def test_artifacts_are_listed_by_every_filter_given(stores: Stores, tenant: str) -> None:

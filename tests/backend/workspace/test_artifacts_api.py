@@ -309,3 +309,12 @@ async def test_uploads_past_the_memory_budget_are_rate_limited(
     assert (second.json()["code"], second.json()["retryable"]) == (ErrorCode.RATE_LIMITED, True)
     assert second.headers["retry-after"] == "1"
     assert first.status_code == 201
+
+
+async def test_an_empty_artifact_is_stored_and_read_back_empty(
+    api: BackendClient, session: dict[str, Any]
+) -> None:
+    stored = await _upload(api, session, upload_body(session["workspaceId"], session["sessionId"], b""))
+    assert (stored.status_code, stored.json()["sizeBytes"]) == (201, 0)
+    got = await api.call("GET", f"{_artifacts(session)}/{stored.json()['artifactId']}/content")
+    assert (got.status_code, got.content) == (200, b"")
