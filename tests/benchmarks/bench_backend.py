@@ -35,11 +35,11 @@ from pathlib import Path
 import psutil
 
 from contracts.ipc import eventloop
-from tests.benchmarks.figures import percentile
+from tests.benchmarks.figures import Targets, percentile, report
 
 REPO = Path(__file__).resolve().parents[2]
 
-TARGETS: dict[str, tuple[str, str, str | None, float | None]] = {
+TARGETS: Targets = {
     "sessions_per_s": ("POST /sessions: requests/s", "/s", ">=", 500.0),
     "sessions_p50_ms": ("POST /sessions: p50", "ms", None, None),
     "sessions_p99_ms": ("POST /sessions: p99", "ms", "<=", 100.0),
@@ -53,24 +53,6 @@ TARGETS: dict[str, tuple[str, str, str | None, float | None]] = {
     "gets_p99_ms": ("GET artifact content: p99", "ms", "<=", 100.0),
     "gets_cpu_ms": ("GET artifact content: server CPU per request", "ms", None, None),
 }
-
-
-def verdict(key: str, value: float) -> str:
-    _, _, op, target = TARGETS[key]
-    if op is None or target is None:
-        return ""
-    ok = value <= target if op == "<=" else value >= target
-    return f"{op} {target:,.0f}  {'ok' if ok else 'MISSED'}"
-
-
-def report(figures: dict[str, float]) -> str:
-    lines = [f"{'measure':<50} {'value':>14}  target", "-" * 84]
-    for key, (label, unit, _, _) in TARGETS.items():
-        if key in figures:
-            digits = 2 if key.endswith("_cpu_ms") else 1
-            value = f"{figures[key]:>11,.{digits}f}"
-            lines.append(f"{label:<50} {value} {unit:<3} {verdict(key, figures[key])}")
-    return "\n".join(lines)
 
 
 class Connection:
@@ -252,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     figures = eventloop.run(measure(args.clients, args.sessions, args.uploads, args.gets, args.size))
-    print(json.dumps(figures) if args.json else report(figures))
+    print(json.dumps(figures) if args.json else report(figures, TARGETS))
     return 0
 
 

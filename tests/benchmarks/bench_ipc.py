@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from contracts.ipc import eventloop
-from tests.benchmarks.figures import percentile, report
+from tests.benchmarks.figures import TARGETS, percentile, report
 from tests.support.peers import start_connected_peer, stop
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = eventloop.run(measure_asyncio(args.calls, args.notifications))
     if not args.skip_qt:
         figures |= measure_qt(args.calls, args.notifications)
-    print(report(figures))
+    print(report(figures, TARGETS))
     return 0
 
 

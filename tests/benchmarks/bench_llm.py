@@ -36,13 +36,13 @@ from contracts.enums import Role
 from contracts.ipc import eventloop
 from contracts.messages import ConversationMessage
 from contracts.policy import LlmPolicy
-from tests.benchmarks.figures import percentile
+from tests.benchmarks.figures import Targets, percentile, report
 
 REPO = Path(__file__).resolve().parents[2]
 DIALECTS: tuple[Dialect, ...] = ("anthropic", "openai")
 PATHS = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions"}
 
-TARGETS: dict[str, tuple[str, str, str | None, float | None]] = {
+TARGETS: Targets = {
     "anthropic_chunks_per_s": ("anthropic: streamed chunks/s, whole client", "/s", ">=", 10_000.0),
     "openai_chunks_per_s": ("openai: streamed chunks/s, whole client", "/s", ">=", 10_000.0),
     "anthropic_parse_per_s": ("anthropic: chunks/s, decoder + parser only", "/s", None, None),
@@ -59,20 +59,6 @@ MESSAGES = [
         message_id="m1", session_id="bench", role=Role.USER, content="Go.", timestamp=datetime.now(UTC)
     )
 ]
-
-
-def report(figures: dict[str, float]) -> str:
-    lines = [f"{'measure':<46} {'value':>14}  target", "-" * 80]
-    for key, (label, unit, op, target) in TARGETS.items():
-        if key not in figures:
-            continue
-        value = figures[key]
-        verdict = ""
-        if op is not None and target is not None:
-            ok = value <= target if op == "<=" else value >= target
-            verdict = f"{op} {target:,.0f}  {'ok' if ok else 'MISSED'}"
-        lines.append(f"{label:<46} {value:>11,.1f} {unit:<3} {verdict}")
-    return "\n".join(lines)
 
 
 async def start_gateway(script: Path) -> tuple[asyncio.subprocess.Process, str]:
@@ -196,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = f"{args.chunks:,} chunks per response, {args.runs} runs, {args.calls} calls"
     print(f"Cowork LLM client benchmark: {sizes}")
     figures = eventloop.run(measure(args.chunks, args.runs, args.calls))
-    print(report(figures))
+    print(report(figures, TARGETS))
     return 0
 
 

@@ -26,9 +26,9 @@ from agent_runtime.tool_runtime import LocalToolRouter
 from contracts.enums import ToolStatus
 from contracts.ipc import eventloop
 from contracts.tools import ToolRequest
-from tests.benchmarks.figures import percentile
+from tests.benchmarks.figures import Targets, percentile, report
 
-TARGETS: dict[str, tuple[str, str, str | None, float | None]] = {
+TARGETS: Targets = {
     "read_p50_us": ("ReadFile 4 KB via router: p50", "µs", "<=", 200.0),
     "read_p99_us": ("ReadFile 4 KB via router: p99", "µs", None, None),
     "true_p50_ms": ("RunCommand `true`: p50", "ms", "<=", 15.0),
@@ -106,22 +106,6 @@ async def measure_capture(router: LocalToolRouter, megabytes: int) -> dict[str, 
     return {"capture_rss_mb": (peak - baseline) / 1e6, "capture_mb_per_s": megabytes / elapsed}
 
 
-def verdict(key: str, value: float) -> str:
-    _, _, op, target = TARGETS[key]
-    if op is None or target is None:
-        return ""
-    passed = value <= target if op == "<=" else value >= target
-    return f"{op} {target:,.0f}  {'ok' if passed else 'MISSED'}"
-
-
-def report(figures: dict[str, float]) -> str:
-    lines = [f"{'measure':<48} {'value':>12}  target", "-" * 80]
-    for key, (label, unit, _, _) in TARGETS.items():
-        if key in figures:
-            lines.append(f"{label:<48} {figures[key]:>9,.1f} {unit:<4} {verdict(key, figures[key])}")
-    return "\n".join(lines)
-
-
 async def measure(read_calls: int, command_calls: int, capture_mb: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as directory:
         workspace = Path(directory).resolve()
@@ -148,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.capture_mb} MB captured"
     )
     figures = eventloop.run(measure(args.read_calls, args.command_calls, args.capture_mb))
-    print(report(figures))
+    print(report(figures, TARGETS))
     return 0
 
 

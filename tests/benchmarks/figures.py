@@ -1,8 +1,13 @@
-"""What the IPC benchmarks measure, their targets, and the table they print."""
+"""The table every benchmark prints, and what the IPC benchmarks measure against which targets.
+
+Each benchmark script has a ``TARGETS`` table: figure key → (label, unit, comparison, target), where
+comparison is ``"<="``, ``">="`` or ``None`` for a figure shown without a target."""
 
 from __future__ import annotations
 
-TARGETS: dict[str, tuple[str, str, str | None, float | None]] = {
+Targets = dict[str, tuple[str, str, str | None, float | None]]
+
+TARGETS: Targets = {
     "asyncio_p50_us": ("asyncio client: no-op round trip p50", "µs", "<=", 100.0),
     "asyncio_p99_us": ("asyncio client: no-op round trip p99", "µs", "<=", 1000.0),
     "asyncio_notifications_per_s": ("asyncio client: notifications/s", "/s", ">=", 50_000.0),
@@ -18,18 +23,20 @@ def percentile(samples: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def verdict(key: str, value: float) -> str:
-    _, _, op, target = TARGETS[key]
-    if op is None or target is None:
+def verdict(value: float, comparison: str | None, target: float | None) -> str:
+    if comparison is None or target is None:
         return ""
-    ok = value <= target if op == "<=" else value >= target
-    return f"{op} {target:,.0f}  {'ok' if ok else 'MISSED'}"
+    ok = value <= target if comparison == "<=" else value >= target
+    return f"{comparison} {target:,.0f}  {'ok' if ok else 'MISSED'}"
 
 
-def report(figures: dict[str, float]) -> str:
-    """A table of the figures measured, in the order above, each against its target."""
-    lines = [f"{'measure':<42} {'value':>14}  target", "-" * 76]
-    for key, (label, unit, _, _) in TARGETS.items():
+def report(figures: dict[str, float], targets: Targets = TARGETS) -> str:
+    """A table of the figures measured, in the order of ``targets``, each against its target."""
+    width = max(len(label) for label, _, _, _ in targets.values()) + 2
+    lines = [f"{'measure':<{width}} {'value':>14}  target", "-" * (width + 36)]
+    for key, (label, unit, comparison, target) in targets.items():
         if key in figures:
-            lines.append(f"{label:<42} {figures[key]:>11,.1f} {unit:<3} {verdict(key, figures[key])}")
+            value = figures[key]
+            shown = f"{value:>11,.2f}" if abs(value) < 10 else f"{value:>11,.1f}"
+            lines.append(f"{label:<{width}} {shown} {unit:<4} {verdict(value, comparison, target)}")
     return "\n".join(lines)
