@@ -16,7 +16,6 @@ import contextlib
 import getpass
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from platformdirs import user_data_dir
 
 from backend.common.auth import valid_user_id
+from backend.common.files import write_atomically
 from backend.common.keys import load_or_create_private_key, private_directory
 from contracts.rest.policies import PolicyKeySet
 
@@ -83,18 +83,7 @@ def write_state_file(
         "policyKeys": policy_keys.to_wire()["keys"],
         "startedAt": started_at.isoformat(),
     }
-    fd, temp = tempfile.mkstemp(dir=data_dir, prefix=f".{STATE_FILE}.")
-    try:
-        os.chmod(temp, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(state, handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_atomically(path, json.dumps(state, indent=2).encode(), owner_only=True)
     return path
 
 

@@ -7,9 +7,7 @@ Verifying sides are handed public keys only.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -21,6 +19,8 @@ from cryptography.hazmat.primitives.serialization import (
     load_pem_private_key,
     load_pem_public_key,
 )
+
+from backend.common.files import write_atomically
 
 __all__ = [
     "KeyFileError",
@@ -41,23 +41,6 @@ def private_directory(path: Path) -> Path:
     if os.name != "nt":
         os.chmod(path, 0o700)
     return path
-
-
-def _write_owner_only(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically with mode 0600 from the first byte on."""
-    private_directory(path.parent)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        os.chmod(temp, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
@@ -86,7 +69,8 @@ def load_or_create_private_key(path: Path) -> Ed25519PrivateKey:
         return load_private_key(path)
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
-    _write_owner_only(path, pem)
+    private_directory(path.parent)
+    write_atomically(path, pem, owner_only=True)
     public = key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
     path.with_name(path.name + ".pub").write_bytes(public)
     # Two processes starting at once may both have generated a key; whichever rename landed last

@@ -11,18 +11,17 @@ these shapes: nothing can name a path outside the root.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
 from backend.common.errors import StorageError
+from backend.common.files import write_atomically
 from backend.workspace.repository import StoredObject
 
 __all__ = ["FileContent", "FileContentStore"]
@@ -50,17 +49,6 @@ class FileContent:
         self._handle.close()
 
 
-def _fsync_directory(path: Path) -> None:
-    # Makes the rename itself durable on POSIX; Windows has no directory handles to sync.
-    if os.name == "nt":
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class FileContentStore:
     def __init__(self, root: Path) -> None:
         self._root = root
@@ -78,18 +66,7 @@ class FileContentStore:
         target = self._path(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(temp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-                raise
-            _fsync_directory(target.parent)
+            write_atomically(target, data, temp_prefix=".tmp-")
         except OSError as exc:
             logger.exception("writing artifact content failed")
             raise StorageError("the artifact content could not be written") from exc
