@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import AwareDatetime, Field
 
 from contracts._base import WireModel
-from contracts.enums import ApprovalDecision, ApprovalScope, RiskLevel
+from contracts.enums import ApprovalDecision, ApprovalScope, Capability, RiskLevel
 
 
 class ApprovalDetails(WireModel):
@@ -31,6 +31,10 @@ class ApprovalRequest(WireModel):
     action_summary: str = Field(min_length=1)
     risk_level: RiskLevel
     details: ApprovalDetails
+    description: str | None = None
+    """The approval rule's description (seed 000 §10.1 step 2)."""
+    notes: list[str] | None = None
+    """Facts the user should weigh, e.g. why a command line could not be verified."""
     timeout_seconds: int | None = Field(default=None, ge=1)
     expires_at: AwareDatetime | None = None
 
@@ -47,3 +51,7 @@ class ApprovalDecisionRecord(WireModel):
     decided_at: AwareDatetime
     scope: ApprovalScope = ApprovalScope.ONCE
     timed_out: bool = False
+    capability: Capability | None = None
+    """What the decision was about; with ``grantKey``, what a session-wide approval covers."""
+    grant_key: str | None = None
+    """The normalised target the user saw (path, command, domain); a session grant covers exactly it."""

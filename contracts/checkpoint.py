@@ -12,7 +12,7 @@ from pydantic import AwareDatetime, Field
 
 from contracts._base import WireModel
 from contracts.approvals import ApprovalDecisionRecord
-from contracts.enums import CheckpointTaskStatus, SessionStatus
+from contracts.enums import ApprovalMode, CheckpointTaskStatus, SessionStatus
 from contracts.messages import ConversationMessage
 
 SUPPORTED_CHECKPOINT_VERSIONS = frozenset({"1.0"})
@@ -24,6 +24,10 @@ class CheckpointTask(WireModel):
     status: CheckpointTaskStatus
     step_count: int = Field(ge=0)
     max_steps: int = Field(ge=1)
+    # Beyond the seed's example: the task's options, so a task resumed in a new process runs under
+    # the same rules the user started it with.
+    approval_mode: ApprovalMode = ApprovalMode.ON_RISKY_ACTIONS
+    allow_network: bool = True
 
 
 class Checkpoint(WireModel):
@@ -40,3 +44,6 @@ class Checkpoint(WireModel):
     policy_bundle_version: str = Field(min_length=1)
     checkpointed_at: AwareDatetime
     approval_decisions: list[ApprovalDecisionRecord] = Field(default_factory=list)
+    workspace_paths: list[str] = Field(default_factory=list)
+    """The session's project folders (``workspaceHint.localPaths``): a resumed process needs them to
+    resolve paths and to build the same system prompt."""

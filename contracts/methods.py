@@ -117,7 +117,7 @@ class SessionState(WireModel):
     """Both levels of state (seed 000 §3.3); ``task`` is null when no task has run yet."""
 
     session_status: SessionStatus
-    task: TaskState | None
+    task: TaskState | None = None
 
 
 class GetPatchPreviewParams(WireModel):

@@ -20,6 +20,8 @@ Design
   of process as ``GET /_scripted/requests``. ``GET /_scripted/state`` and ``assert_done()`` report
   unplayed turns and overruns. ``--token`` makes every route require the token (401 otherwise, in
   the dialect's error format).
+* **Responder** (``ScriptedGateway(None, responder=fn)``): instead of a script, a function of the
+  request picks each turn — for tests whose answer depends on what the client sends.
 * **Demo model** (:mod:`.demo`, ``--demo``): labels every reply as the offline demo model, never runs
   out, makes at most one read-only ``ReadFile`` call for a path the user typed.
 * **Serving** (:mod:`.server`, :mod:`.app`): plain ASGI on uvicorn; concurrent requests each get the
@@ -41,15 +43,17 @@ from .script import (
     StreamError,
     load_script,
     parse_script,
+    parse_turn,
 )
 from .server import ScriptedGateway, ScriptedGatewayThread
-from .state import RecordedRequest
+from .state import RecordedRequest, Responder
 
 __all__ = [
     "DEMO_LABEL",
     "ErrorTurn",
     "RawTurn",
     "RecordedRequest",
+    "Responder",
     "ResponseTurn",
     "Script",
     "ScriptError",
@@ -60,4 +64,5 @@ __all__ = [
     "StreamError",
     "load_script",
     "parse_script",
+    "parse_turn",
 ]

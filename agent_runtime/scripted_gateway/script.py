@@ -31,7 +31,16 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from contracts.validation import field_path
@@ -48,6 +57,7 @@ __all__ = [
     "Turn",
     "load_script",
     "parse_script",
+    "parse_turn",
 ]
 
 MAX_DELAY_MS = 600_000
@@ -201,6 +211,21 @@ def parse_script(data: Any, source: str = "script") -> Script:
         data = {"turns": data}
     try:
         return Script.model_validate_json(json.dumps(data))
+    except ValidationError as exc:
+        raise ScriptError(_describe(exc, source)) from None
+    except (TypeError, ValueError) as exc:
+        raise ScriptError(f"{source}: not JSON data ({exc})") from None
+
+
+_TURN: TypeAdapter[ResponseTurn | ErrorTurn | RawTurn] = TypeAdapter(Turn)
+
+
+def parse_turn(data: Any, source: str = "turn") -> ResponseTurn | ErrorTurn | RawTurn:
+    """Validate one turn given as JSON-shaped Python data (a responder's answer, see ``ScriptedGateway``)."""
+    if isinstance(data, ResponseTurn | ErrorTurn | RawTurn):
+        return data
+    try:
+        return _TURN.validate_json(json.dumps(data))
     except ValidationError as exc:
         raise ScriptError(_describe(exc, source)) from None
     except (TypeError, ValueError) as exc:

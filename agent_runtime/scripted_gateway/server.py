@@ -21,7 +21,7 @@ from uvicorn.server import ServerState
 
 from .app import GatewayApp, install_cut_filter
 from .script import Script, load_script, parse_script
-from .state import GatewayState, RecordedRequest
+from .state import GatewayState, RecordedRequest, Responder
 
 __all__ = ["ScriptedGateway", "ScriptedGatewayThread", "Serving", "bind", "url_for"]
 
@@ -117,6 +117,10 @@ class ScriptedGateway:
     ``gateway.url`` is the endpoint for either dialect (``{url}/v1/messages``,
     ``{url}/v1/chat/completions``). ``requests`` lists what arrived, ``assert_done()`` fails when
     scripted turns were left unplayed or requests came after the script ran out.
+
+    ``ScriptedGateway(None, responder=fn)`` answers each request with ``fn(dialect, body)`` instead of
+    a script: the turn (a turn model or its JSON-shaped data) or ``None`` for "no more turns". It runs
+    on the gateway's event loop and must not block.
     """
 
     def __init__(
@@ -128,9 +132,13 @@ class ScriptedGateway:
         token: str | None = None,
         demo_chunk_delay_ms: int = 0,
         max_recorded: int | None = None,
+        responder: Responder | None = None,
     ) -> None:
         self.state = GatewayState(
-            _script(script), demo_chunk_delay_ms=demo_chunk_delay_ms, max_recorded=max_recorded
+            _script(script),
+            demo_chunk_delay_ms=demo_chunk_delay_ms,
+            max_recorded=max_recorded,
+            responder=responder,
         )
         self._host = host
         self._port = port

@@ -1,5 +1,9 @@
 """What the gateway remembers: which turn comes next, and every request it received.
 
+The next turn comes from the script, from the demo model, or from a *responder*: a function of the
+request that returns the turn to play. A responder lets a test answer by what the request contains
+(e.g. the tool results the client already has), so a turn lost with a killed client is served again.
+
 Shared by the server's event loop and the tests' thread or loop, so access is under a lock and
 changes are announced to watchers (see ``ScriptedGateway.wait_for``) instead of being polled.
 """
@@ -14,9 +18,9 @@ from typing import Any, Literal
 
 from .demo import demo_turn
 from .dialects import Dialect
-from .script import ErrorTurn, RawTurn, ResponseTurn, Script
+from .script import ErrorTurn, RawTurn, ResponseTurn, Script, ScriptError, parse_turn
 
-__all__ = ["SECRET_HEADERS", "GatewayState", "Outcome", "RecordedRequest"]
+__all__ = ["SECRET_HEADERS", "GatewayState", "Outcome", "RecordedRequest", "Responder"]
 
 Outcome = Literal[
     "pending",
@@ -33,6 +37,10 @@ SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-auth
 REDACTED = "[redacted]"
 
 PlayedTurn = ResponseTurn | ErrorTurn | RawTurn
+
+Responder = Callable[[Dialect, dict[str, Any]], PlayedTurn | dict[str, Any] | None]
+"""Given the dialect and the request body, the turn to play (a turn model or its JSON-shaped data), or
+``None`` for "nothing more to say" (answered like a script that ran out)."""
 
 
 @dataclass(slots=True)
@@ -82,17 +90,24 @@ class GatewayState:
     demo_chunk_delay_ms: int = 0
     max_recorded: int | None = None
     """Keep only the latest requests (a long-running demo gateway must not grow without bound)."""
+    responder: Responder | None = None
+    """Answers each request instead of a script (``script`` must then be ``None``)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next: int = 0
     _played: int = 0
     _overruns: int = 0
+    _responder_errors: list[str] = field(default_factory=list)
     _received: int = 0
     _requests: list[RecordedRequest] = field(default_factory=list)
     _watchers: list[Callable[[], None]] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        if self.responder is not None and self.script is not None:
+            raise ValueError("give a script or a responder, not both")
+
     @property
     def demo(self) -> bool:
-        return self.script is None
+        return self.script is None and self.responder is None
 
     def record(
         self, method: str, path: str, dialect: Dialect | None, headers: dict[str, str], body: Any
@@ -113,7 +128,13 @@ class GatewayState:
         self._changed()
 
     def next_turn(self, dialect: Dialect, body: dict[str, Any]) -> tuple[int, PlayedTurn] | None:
-        """The turn for this request, or ``None`` when the script has run out."""
+        """The turn for this request, or ``None`` when the script has run out.
+
+        A responder that raises or answers something that is not a turn is reported by
+        :meth:`leftovers` (so ``assert_done`` fails) and the request is answered as if the script ran out.
+        """
+        if self.responder is not None:
+            return self._respond(self.responder, dialect, body)
         if self.script is None:
             with self._lock:
                 index = self._played
@@ -132,6 +153,30 @@ class GatewayState:
             self._played += 1
             return index, turns[index]
 
+    def _respond(
+        self, responder: Responder, dialect: Dialect, body: dict[str, Any]
+    ) -> tuple[int, PlayedTurn] | None:
+        # Called without the lock: a responder may take its time or look at the recorded requests.
+        try:
+            answer = responder(dialect, body)
+            turn = None if answer is None else parse_turn(answer, "responder's turn")
+        except ScriptError as exc:
+            problem = str(exc)
+        except Exception as exc:  # a test's own code: report it through assert_done, not a crash
+            problem = f"the responder raised {type(exc).__name__}: {exc}"
+        else:
+            with self._lock:
+                if turn is None:
+                    self._overruns += 1
+                    return None
+                index = self._played
+                self._played += 1
+            return index, turn
+        with self._lock:
+            self._responder_errors.append(problem)
+            self._overruns += 1
+        return None
+
     @property
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
@@ -141,7 +186,8 @@ class GatewayState:
         with self._lock:
             total = len(self.script.turns) if self.script is not None else None
             return {
-                "demo": self.script is None,
+                "demo": self.script is None and self.responder is None,
+                "responder": self.responder is not None,
                 "turnsTotal": total,
                 "turnsPlayed": self._played,
                 "turnsLeft": None if total is None else total - self._next,
@@ -157,6 +203,7 @@ class GatewayState:
             if self.script is not None:
                 for index in range(self._next, len(self.script.turns)):
                     problems.append(f"turn {index} ({_summary(self.script.turns[index])}) was never played")
+            problems.extend(self._responder_errors)
             if self._overruns:
                 problems.append(f"{self._overruns} request(s) came after the script ran out")
         return problems

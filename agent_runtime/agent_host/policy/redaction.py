@@ -119,7 +119,7 @@ class RedactionResult:
 class Redactor:
     """The built-in patterns plus a bundle's own; ``enabled=False`` returns every text unchanged."""
 
-    __slots__ = ("_builtin", "_enabled", "_extra", "_groups")
+    __slots__ = ("_builtin", "_enabled", "_extra", "_groups", "_seen")
 
     def __init__(self, policy: RedactionPolicy | None = None) -> None:
         policy = policy or RedactionPolicy()
@@ -128,6 +128,9 @@ class Redactor:
         self._builtin = _compile(combined, "built-in")
         self._groups = [(kind, f"k_{kind}") for kind in BUILTIN_KINDS]
         self._extra = [(extra.kind, _compile(extra.pattern, extra.kind)) for extra in policy.extra_patterns]
+        # Thread messages never change once added, and every LLM call sends them again: each one is
+        # redacted once, remembered by identity for as long as it is still being sent.
+        self._seen: dict[int, tuple[ConversationMessage, ConversationMessage, dict[str, int]]] = {}
 
     @property
     def enabled(self) -> bool:
@@ -177,7 +180,15 @@ class Redactor:
         The result's ``text`` is empty; its counts cover every message."""
         counts: Counter[str] = Counter()
         out: list[ConversationMessage] = []
+        seen: dict[int, tuple[ConversationMessage, ConversationMessage, dict[str, int]]] = {}
         for message in messages:
+            known = self._seen.get(id(message))
+            if known is not None and known[0] is message:
+                seen[id(message)] = known
+                out.append(known[1])
+                counts.update(known[2])
+                continue
+            before = Counter(counts)
             content = self.redact(message.content)
             counts.update(content.counts)
             update: dict[str, Any] = {}
@@ -196,7 +207,10 @@ class Redactor:
                         calls.append(call)
                 if changed:
                     update["tool_calls"] = calls
-            out.append(message.model_copy(update=update) if update else message)
+            sent = message.model_copy(update=update) if update else message
+            out.append(sent)
+            seen[id(message)] = (message, sent, dict(counts - before))
+        self._seen = seen
         return out, RedactionResult("", dict(counts))
 
     def _redact_value(self, value: Any) -> tuple[Any, Counter[str]]:

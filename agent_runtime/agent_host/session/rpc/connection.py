@@ -17,9 +17,9 @@ import logging
 import os
 import stat
 import sys
-from typing import Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol
 
-from contracts.errors import ErrorCode, ErrorShape
 from contracts.ipc.framing import (
     DEFAULT_MAX_FRAME_BYTES,
     READ_CHUNK_BYTES,
@@ -29,10 +29,34 @@ from contracts.ipc.framing import (
 )
 from contracts.ipc.handshake import HandshakeError, hello_frame, read_first_frame, verify_welcome
 from contracts.ipc.transport import open_stream
-from contracts.jsonrpc import RpcErrorCode
 
-from .dispatcher import Dispatcher
 from .eager import start_eagerly
+
+if TYPE_CHECKING:
+    from .dispatcher import Dispatcher
+
+
+class FrameHandler(Protocol):
+    """What the connection feeds frames to: the :class:`Dispatcher`, or a stand-in that waits for it."""
+
+    async def handle_frame(self, frame: bytes) -> bytes | None: ...
+
+
+class DeferredDispatcher:
+    """Serves as soon as the connection is up, with the dispatcher still being built.
+
+    The runtime's handlers import most of the program (pydantic models, httpx); building them on the
+    path from process start to "serving" would cost hundreds of milliseconds. Requests that arrive
+    before the dispatcher is ready wait for it, then go through it as usual.
+    """
+
+    def __init__(self, ready: Awaitable[Dispatcher]) -> None:
+        self._ready = asyncio.ensure_future(ready)
+
+    async def handle_frame(self, frame: bytes) -> bytes | None:
+        dispatcher = await asyncio.shield(self._ready)
+        return await dispatcher.handle_frame(frame)
+
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +71,7 @@ class RpcConnection:
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        dispatcher: Dispatcher,
+        dispatcher: FrameHandler,
         *,
         initial: bytes = b"",
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
@@ -95,6 +119,10 @@ class RpcConnection:
                     break
         except FrameTooLarge as exc:
             reason = f"peer sent a {exc}"
+            # Imported here: the wire models (pydantic) stay off the path from start to serving.
+            from contracts.errors import ErrorCode, ErrorShape
+            from contracts.jsonrpc import RpcErrorCode
+
             shape = ErrorShape(
                 code=ErrorCode.INVALID_REQUEST,
                 message=f"Message larger than {exc.limit} bytes; closing the connection",
@@ -111,6 +139,12 @@ class RpcConnection:
         finally:
             await self._shutdown(reason)
         return reason
+
+    async def finish(self) -> None:
+        """Close once every request already read has been answered (after ``Shutdown``)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._shutdown("the session ended")
 
     async def _handle(self, frame: bytes) -> None:
         try:

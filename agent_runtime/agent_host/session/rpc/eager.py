@@ -9,10 +9,13 @@ idea for 3.11, which the project supports.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Generator
+import functools
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+P = TypeVar("P")
+R = TypeVar("R")
 
 
 class _Continue(Coroutine[Any, Any, T]):
@@ -51,3 +54,19 @@ def start_eagerly(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
     except StopIteration:
         return None
     return asyncio.get_running_loop().create_task(_Continue(coro, waiting_on))
+
+
+def in_own_task(handler: Callable[[P], Awaitable[R]]) -> Callable[[P], Awaitable[R]]:
+    """For a handler that does network I/O: run its body in a task of its own.
+
+    An eagerly started handler runs its first steps inside the connection's reader task and the rest in
+    another task. Code that binds to the current task — anyio's cancel scopes inside httpx,
+    ``asyncio.timeout`` — breaks across that switch ("Attempted to exit cancel scope in a different
+    task"). Wrapping keeps the cheap eager path for the many handlers that answer at once.
+    """
+
+    @functools.wraps(handler)
+    async def run(params: P) -> R:
+        return await asyncio.get_running_loop().create_task(handler(params))  # type: ignore[arg-type]
+
+    return run

@@ -1,0 +1,5 @@
+import sys
+
+from agent_runtime.main import main
+
+sys.exit(main())

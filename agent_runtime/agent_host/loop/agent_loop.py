@@ -1,0 +1,410 @@
+"""``runTask`` (seed 000 §4.1) with the completion table of §4.4, cooperative cancellation (§4.5) and
+the error handling of §4.6 and §11.
+
+A step is: pre-checks (policy expiry, ``LLM.Call``, token budget — §6.5, §8.7), one streamed LLM call,
+the assistant's message added to the thread, its tool calls run (:mod:`.tool_calls`), their results
+added, a checkpoint. Two checkpoints per step with tools: one as soon as the assistant's tool calls are
+in the thread — so a crash while tools run leaves a record of what was in flight, and the resumed
+session answers those calls "interrupted — result unknown" instead of silently running them again
+(skipped when every call is a ReadFile, which is safe to repeat) — and one when the step is complete
+(§9.3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from agent_runtime.agent_host.llm import (
+    LlmError,
+    LlmGuardrailBlocked,
+    LlmResponse,
+    LlmRetriesExhausted,
+)
+from agent_runtime.agent_host.policy import Denied, PolicyExpired
+from agent_runtime.agent_host.thread import ContextWindowExceeded, utc_now
+from contracts.checkpoint import Checkpoint, CheckpointTask
+from contracts.enums import (
+    ArtifactType,
+    CheckpointTaskStatus,
+    SessionStatus,
+    StopReason,
+    TaskStatus,
+    ToolName,
+)
+from contracts.errors import CoworkError, ErrorCode, ErrorShape
+from contracts.events import EventType
+from contracts.rest.workspaces import ArtifactUploadRequest
+from contracts.tools import ToolCall
+
+from .context import LoopContext
+from .runaway import RunawayGuard
+from .task import TaskEnd, TaskOutcome, TaskRecord
+from .tool_calls import run_tool_calls
+
+__all__ = ["AgentLoop", "build_checkpoint", "new_step_id"]
+
+logger = logging.getLogger(__name__)
+
+STEP_LIMIT_WARNING = 0.8
+"""``step_limit_approaching`` at 80 % of ``maxSteps`` (seed 000 §4.3)."""
+
+_END_STATUS = {
+    TaskEnd.COMPLETED: (TaskStatus.TASK_COMPLETED, CheckpointTaskStatus.COMPLETED, EventType.TASK_COMPLETED),
+    TaskEnd.FAILED: (TaskStatus.TASK_FAILED, CheckpointTaskStatus.FAILED, EventType.TASK_FAILED),
+    TaskEnd.CANCELLED: (TaskStatus.TASK_CANCELLED, CheckpointTaskStatus.CANCELLED, EventType.TASK_CANCELLED),
+}
+
+
+def new_step_id() -> str:
+    return f"step_{uuid.uuid4().hex[:16]}"
+
+
+def build_checkpoint(ctx: LoopContext, task: TaskRecord | None, now: datetime) -> Checkpoint:
+    """The §9.2 checkpoint of the session as it stands."""
+    return Checkpoint(
+        checkpoint_version="1.0",
+        session_id=ctx.session_id,
+        workspace_id=ctx.workspace_id,
+        tenant_id=ctx.tenant_id,
+        user_id=ctx.user_id,
+        session_status=ctx.machine.session,
+        task=None
+        if task is None
+        else CheckpointTask(
+            task_id=task.task_id,
+            prompt=task.prompt,
+            status=task.status,
+            step_count=task.step_count,
+            max_steps=task.max_steps,
+            approval_mode=task.approval_mode,
+            allow_network=task.allow_network,
+        ),
+        step_cursor=task.step_cursor if task else None,
+        thread=ctx.thread.to_checkpoint_thread(),
+        session_tokens_used=ctx.thread.session_tokens_used,
+        policy_bundle_version=ctx.enforcer.bundle.version,
+        checkpointed_at=now,
+        approval_decisions=ctx.approvals.records,
+        workspace_paths=list(ctx.workspace_paths),
+    )
+
+
+class AgentLoop:
+    """Runs the session's tasks one at a time; ``request_cancel`` may be called at any moment."""
+
+    def __init__(
+        self,
+        ctx: LoopContext,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        step_ids: Callable[[], str] = new_step_id,
+    ) -> None:
+        self._ctx = ctx
+        self._clock = clock
+        self._step_ids = step_ids
+        self._cancel_requested = False
+        self._llm_call: asyncio.Task[LlmResponse] | None = None
+        self._guard = RunawayGuard()
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel_requested
+
+    def request_cancel(self) -> None:
+        """§4.5: takes effect at the next safe point. A stream in progress is aborted (nothing of it
+        reaches the thread); running tools finish; approvals still waiting are denied."""
+        self._cancel_requested = True
+        if self._llm_call is not None:
+            self._llm_call.cancel()
+        self._ctx.approvals.deny_pending("The task was cancelled.")
+
+    # ------------------------------------------------------------------ the task
+
+    async def run(self, task: TaskRecord) -> TaskOutcome:
+        """Run ``task`` from where it stands (step ``task.step_count``) until it ends or pauses."""
+        ctx = self._ctx
+        self._cancel_requested = False
+        self._guard.reset()
+        while True:
+            if self._cancel_requested:
+                return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
+            if task.step_count >= task.max_steps:
+                return await self._finish(task, TaskEnd.FAILED, "max_steps_exceeded")
+
+            step_id = self._step_ids()
+            self._emit(EventType.STEP_STARTED, task, step_id, stepId=step_id, stepCount=task.step_count + 1)
+            ctx.machine.to_task(TaskStatus.WAITING_FOR_LLM)
+            answer = await self._call_llm(task, step_id)
+            if isinstance(answer, TaskOutcome):
+                return answer
+            ctx.machine.to_task(TaskStatus.PROCESSING_RESPONSE)
+            calls = self._unique_ids(answer.tool_calls)
+            ctx.thread.add_assistant_message(
+                answer.text, task_id=task.task_id, step_id=step_id, tool_calls=calls
+            )
+
+            if not calls:
+                self._complete_step(task, step_id)
+                if answer.stop_reason is StopReason.MAX_TOKENS:
+                    # Truncated, not finished (§4.4): ask again; the step counts towards maxSteps so a
+                    # model that never stops cannot loop forever.
+                    ctx.machine.to_task(TaskStatus.TASK_RUNNING)
+                    self._checkpoint(task)
+                    self._emit(
+                        EventType.STEP_COMPLETED, task, step_id, stepId=step_id, stepCount=task.step_count
+                    )
+                    self._warn_step_limit(task)
+                    continue
+                self._emit(EventType.STEP_COMPLETED, task, step_id, stepId=step_id, stepCount=task.step_count)
+                return await self._finish(task, TaskEnd.COMPLETED)
+
+            if any(call.tool_name != ToolName.READ_FILE for call in calls):
+                # Only calls with side effects need the in-flight record: a read the crash
+                # interrupted is simply asked for again.
+                self._checkpoint(task)
+            ctx.machine.to_task(TaskStatus.CHECKING_POLICY)
+            step = await run_tool_calls(ctx, task, step_id, calls, now=self._clock)
+            for result in step.results:
+                ctx.thread.add_tool_result(result)
+            self._complete_step(task, step_id)
+            ctx.machine.to_task(TaskStatus.TASK_RUNNING)
+            self._checkpoint(task)
+            self._emit(EventType.STEP_COMPLETED, task, step_id, stepId=step_id, stepCount=task.step_count)
+            if step.policy_expired is not None:
+                return self._expired(task, step.policy_expired)
+            runaway = self._guard.observe(calls, step.results)
+            if runaway is not None:
+                error = ErrorShape(code=ErrorCode.TOOL_EXECUTION_FAILED, message=runaway)
+                return await self._finish(task, TaskEnd.FAILED, "repeated_tool_call", error)
+            self._warn_step_limit(task)
+
+    async def _call_llm(self, task: TaskRecord, step_id: str) -> LlmResponse | TaskOutcome:
+        ctx = self._ctx
+        policy = ctx.enforcer.bundle.llm_policy
+        try:
+            selection = ctx.thread.select_context(
+                policy.max_input_tokens, system_tokens=ctx.system_tokens, tools_tokens=ctx.tools_tokens
+            )
+        except ContextWindowExceeded as exc:
+            return await self._finish(task, TaskEnd.FAILED, "context_window_exceeded", exc.shape)
+        estimate = selection.input_tokens
+        check = ctx.enforcer.check_llm_call(
+            ctx.model, now=self._clock(), budget=ctx.thread.budget, estimated_tokens=estimate
+        )
+        if isinstance(check, PolicyExpired):
+            return self._expired(task, check)
+        if isinstance(check, Denied):
+            reason = "budget_exceeded" if check.code is ErrorCode.LLM_BUDGET_EXCEEDED else "llm_denied"
+            return await self._finish(task, TaskEnd.FAILED, reason, check.to_error())
+
+        outbound, redaction = ctx.enforcer.redactor.redact_messages(selection.messages)
+        redacted = redaction.event_payload()
+        if redacted is not None:
+            self._emit(EventType.REDACTION_APPLIED, task, step_id, **redacted.to_wire())
+
+        started = {"model": ctx.model, "estimatedInputTokens": estimate}
+        self._emit(EventType.LLM_REQUEST_STARTED, task, step_id, **started)
+
+        def on_text(text: str) -> None:
+            self._emit(EventType.TEXT_CHUNK, task, step_id, text=text)
+
+        def on_retry(retry: int, delay_s: float, reason: str) -> None:
+            # A new llm_request_started in the same step tells the desktop to drop the text it showed
+            # for this step: the partial answer was discarded and the request is sent again (§6.4).
+            logger.info("LLM retry %d in %.1f s: %s", retry, delay_s, reason)
+            self._emit(EventType.LLM_REQUEST_STARTED, task, step_id, **started)
+
+        call = asyncio.ensure_future(
+            ctx.llm.stream(
+                policy=policy,
+                system_prompt=ctx.system_prompt,
+                messages=outbound,
+                tools=ctx.tools,
+                on_text=on_text,
+                on_retry=on_retry,
+            )
+        )
+        self._llm_call = call
+        try:
+            response = await call
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._cancel_requested and (current is None or not current.cancelling()):
+                return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
+            raise
+        except LlmGuardrailBlocked as exc:
+            # §6.4: no retry; a note in the thread so the model sees it on the next attempt.
+            ctx.thread.add_system_note(
+                f"The LLM gateway's guardrail blocked the previous request: {exc.shape.message}",
+                task_id=task.task_id,
+                step_id=step_id,
+            )
+            return await self._finish(task, TaskEnd.FAILED, "guardrail_blocked", exc.shape)
+        except LlmRetriesExhausted as exc:
+            return self._pause(task, "llm_unreachable", exc.shape)
+        except LlmError as exc:
+            return await self._finish(task, TaskEnd.FAILED, "llm_failed", exc.shape)
+        finally:
+            self._llm_call = None
+
+        usage = response.usage
+        if usage.reported:
+            ctx.thread.record_usage(usage.input_tokens, usage.output_tokens)
+            input_tokens, output_tokens = usage.input_tokens, usage.output_tokens
+        else:
+            # §5.3: exact counts come from the gateway; without them our own estimate keeps the
+            # budget honest.
+            spoken = response.text + "".join(json.dumps(c.arguments) for c in response.tool_calls)
+            input_tokens, output_tokens = estimate, ctx.thread.count_tokens(spoken)
+            ctx.thread.record_usage(input_tokens, output_tokens)
+        self._emit(
+            EventType.LLM_REQUEST_COMPLETED,
+            task,
+            step_id,
+            model=response.model,
+            inputTokens=input_tokens,
+            outputTokens=output_tokens,
+            latencyMs=int(response.latency_ms),
+        )
+        return response
+
+    def _unique_ids(self, calls: list[ToolCall]) -> list[ToolCall]:
+        """Tool call IDs unique within the session. Some OpenAI-compatible servers number calls per
+        response (``call_0`` every time); a repeated ID would make the thread ambiguous, so a repeat is
+        renamed — consistently, since the model only ever sees the renamed call with its result."""
+        seen = {
+            call.tool_call_id for message in self._ctx.thread.messages for call in message.tool_calls or ()
+        }
+        unique = []
+        for call in calls:
+            call_id, n = call.tool_call_id, 1
+            while call_id in seen:
+                n += 1
+                call_id = f"{call.tool_call_id}~{n}"
+            seen.add(call_id)
+            unique.append(
+                call if call_id == call.tool_call_id else call.model_copy(update={"tool_call_id": call_id})
+            )
+        return unique
+
+    # ------------------------------------------------------------------ endings
+
+    async def finish_suspended(self, task: TaskRecord) -> TaskOutcome:
+        """A task the session's pause suspended is cancelled without running another step."""
+        return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
+
+    async def fail_internal(self, task: TaskRecord) -> None:
+        """A bug escaped the loop: the task still ends, visibly, with a generic error."""
+        error = ErrorShape(
+            code=ErrorCode.INTERNAL_ERROR,
+            message="The agent runtime hit an internal error; the task stopped.",
+        )
+        try:
+            await self._finish(task, TaskEnd.FAILED, "internal_error", error)
+        except CoworkError:
+            task.status = CheckpointTaskStatus.FAILED
+            self._emit(EventType.TASK_FAILED, task, None, stepCount=task.step_count, reason="internal_error")
+
+    def _complete_step(self, task: TaskRecord, step_id: str) -> None:
+        task.step_count += 1
+        task.step_cursor = step_id
+
+    def _warn_step_limit(self, task: TaskRecord) -> None:
+        threshold = int(task.max_steps * STEP_LIMIT_WARNING)
+        if threshold > 0 and task.step_count >= threshold and not task.warned_step_limit:
+            task.warned_step_limit = True
+            self._emit(
+                EventType.STEP_LIMIT_APPROACHING,
+                task,
+                task.step_cursor,
+                stepCount=task.step_count,
+                maxSteps=task.max_steps,
+            )
+
+    async def _finish(
+        self, task: TaskRecord, end: TaskEnd, reason: str | None = None, error: ErrorShape | None = None
+    ) -> TaskOutcome:
+        machine_status, checkpoint_status, event = _END_STATUS[end]
+        self._ctx.machine.to_task(machine_status)
+        task.status = checkpoint_status
+        self._checkpoint(task)
+        await self.upload_history(task)
+        self._emit(
+            event,
+            task,
+            None,
+            stepCount=task.step_count,
+            reason=reason,
+            error=error.to_wire() if error else None,
+        )
+        return TaskOutcome(end, reason, error)
+
+    def _pause(self, task: TaskRecord, reason: str, error: ErrorShape) -> TaskOutcome:
+        """§4.6 / §11: checkpoint and pause; the task goes on after ``ResumeSession``."""
+        ctx = self._ctx
+        if ctx.machine.task is not TaskStatus.TASK_RUNNING:
+            ctx.machine.to_task(TaskStatus.TASK_RUNNING)
+        ctx.machine.to_session(SessionStatus.SESSION_PAUSED)
+        self._checkpoint(task)
+        ctx.emitter.emit(
+            EventType.SESSION_PAUSED, {"reason": reason, "error": error.to_wire()}, task_id=task.task_id
+        )
+        return TaskOutcome(TaskEnd.PAUSED, reason, error)
+
+    def _expired(self, task: TaskRecord, expired: PolicyExpired) -> TaskOutcome:
+        """§8.6: deny (done by the caller), tell the desktop, pause until a refreshed bundle."""
+        self._ctx.emitter.emit(
+            EventType.POLICY_EXPIRED, {"expiresAt": expired.expires_at.isoformat()}, task_id=task.task_id
+        )
+        return self._pause(task, "policy_expired", expired.to_error())
+
+    # ------------------------------------------------------------------ persistence
+
+    def _checkpoint(self, task: TaskRecord | None) -> None:
+        """§9.3: synchronous and atomic. A failed write is logged and the loop goes on (§11): the next
+        step's checkpoint tries again."""
+        try:
+            self._ctx.store.write(build_checkpoint(self._ctx, task, self._clock()))
+        except OSError as exc:
+            logger.warning("Could not write the checkpoint: %s", exc)
+
+    async def upload_history(self, task: TaskRecord) -> None:
+        """The ``session_history`` snapshot after a task (seed 000 §5.5, seed 004). Best effort: when the
+        Workspace Service cannot take it the desktop is warned and the session goes on (§11)."""
+        ctx = self._ctx
+        if ctx.uploader is None:
+            return
+        history = ctx.thread.to_session_history(
+            workspace_id=ctx.workspace_id, snapshot_after_task_id=task.task_id, snapshot_at=self._clock()
+        )
+        content = json.dumps(history.to_wire(), ensure_ascii=False, default=str).encode()
+        request = ArtifactUploadRequest(
+            workspace_id=ctx.workspace_id,
+            session_id=ctx.session_id,
+            task_id=task.task_id,
+            artifact_type=ArtifactType.SESSION_HISTORY,
+            artifact_name="session_history.json",
+            content_type="application/json",
+            content_base64=base64.b64encode(content).decode("ascii"),
+        )
+        try:
+            await ctx.uploader.upload_artifact(request)
+        except CoworkError as exc:
+            logger.warning("Could not upload the session history: %s", exc.shape.message)
+            ctx.emitter.emit(
+                EventType.ARTIFACT_UPLOAD_FAILED,
+                {"artifactName": "session_history.json", "reason": exc.shape.message},
+                task_id=task.task_id,
+            )
+
+    def _emit(self, event: EventType, task: TaskRecord, step_id: str | None, **payload: Any) -> None:
+        self._ctx.emitter.emit(
+            event, {k: v for k, v in payload.items() if v is not None}, task_id=task.task_id, step_id=step_id
+        )

@@ -1,0 +1,173 @@
+"""One step's tool calls (seed 000 §4.2, §7.3): policy checks in order, approvals and execution
+concurrently, results in the order the model asked for them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from agent_runtime.agent_host.policy import Allowed, ApprovalRequired, Denied, PolicyExpired
+from agent_runtime.agent_host.routing import PreparedCall
+from contracts.enums import ApprovalDecision, TaskStatus, ToolStatus
+from contracts.errors import ErrorCode, ErrorShape
+from contracts.events import EventType
+from contracts.tools import ToolCall, ToolError, ToolResult
+
+from .context import LoopContext
+from .task import TaskRecord
+
+__all__ = ["StepResults", "run_tool_calls"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepResults:
+    results: list[ToolResult]
+    policy_expired: PolicyExpired | None = None
+    """Set when the bundle expired during the checks: every call of the step was denied (seed 000 §8.6)."""
+
+
+@dataclass(slots=True)
+class _Checked:
+    prepared: PreparedCall
+    outcome: Allowed | ApprovalRequired | None = None
+    result: ToolResult | None = None
+    """A result decided without running the tool: unknown tool, bad path, denial."""
+
+
+def _refused(
+    call: ToolCall, code: ErrorCode, message: str, *, session_id: str, task_id: str, step_id: str
+) -> ToolResult:
+    return ToolResult(
+        tool_name=call.tool_name,
+        session_id=session_id,
+        task_id=task_id,
+        step_id=step_id,
+        status=ToolStatus.DENIED,
+        tool_call_id=call.tool_call_id,
+        error=ToolError(code=code, message=message),
+    )
+
+
+async def run_tool_calls(
+    ctx: LoopContext,
+    task: TaskRecord,
+    step_id: str,
+    calls: Sequence[ToolCall],
+    *,
+    now: Callable[[], datetime],
+) -> StepResults:
+    ids = {"session_id": ctx.session_id, "task_id": task.task_id, "step_id": step_id}
+    checked: list[_Checked] = []
+    expired: PolicyExpired | None = None
+    # Phase 1: policy checks, in order (fast, in memory).
+    for call in calls:
+        prepared = ctx.dispatch.prepare(call, **ids)
+        ctx.emitter.emit(
+            EventType.TOOL_REQUESTED,
+            {
+                "toolName": call.tool_name,
+                "capability": prepared.capability.value if prepared.capability else None,
+                "toolCallId": call.tool_call_id,
+                "target": prepared.target,
+            },
+            task_id=task.task_id,
+            step_id=step_id,
+        )
+        entry = _Checked(prepared)
+        checked.append(entry)
+        if prepared.failure is not None:
+            entry.result = prepared.failure
+            continue
+        assert prepared.capability is not None
+        outcome = ctx.enforcer.check(
+            prepared.facts,
+            prepared.capability,
+            now=now(),
+            approval_mode=task.approval_mode,
+            allow_network=task.allow_network,
+        )
+        if isinstance(outcome, PolicyExpired):
+            expired = outcome
+        elif isinstance(outcome, Denied):
+            entry.result = _refused(call, outcome.code, outcome.reason, **ids)
+        else:
+            entry.outcome = outcome
+    if expired is not None:
+        # Once the bundle has expired nothing more runs in this step, not even calls checked a moment
+        # before it expired: the session pauses and a refreshed bundle decides again.
+        for entry in checked:
+            if entry.result is None or entry.result.status is not ToolStatus.FAILED:
+                entry.result = _refused(entry.prepared.call, expired.code, expired.reason, **ids)
+        results = [entry.result for entry in checked if entry.result is not None]
+        for result in results:
+            _completed(ctx, result, 0.0)
+        return StepResults(results, expired)
+
+    waiting = sum(isinstance(entry.outcome, ApprovalRequired) for entry in checked)
+    ctx.machine.to_task(TaskStatus.WAITING_FOR_APPROVAL if waiting else TaskStatus.EXECUTING_TOOLS)
+    remaining = [waiting]
+
+    def approval_settled() -> None:
+        remaining[0] -= 1
+        if remaining[0] == 0 and ctx.machine.task is TaskStatus.WAITING_FOR_APPROVAL:
+            ctx.machine.to_task(TaskStatus.EXECUTING_TOOLS)
+
+    scope = ctx.tool_scope()
+
+    # Phases 2 and 3: each call waits for its own approval, then runs; none waits for another.
+    async def one(entry: _Checked) -> ToolResult:
+        started = time.monotonic()
+        call = entry.prepared.call
+        if entry.result is not None:
+            _completed(ctx, entry.result, 0.0)
+            return entry.result
+        if isinstance(entry.outcome, ApprovalRequired):
+            assert entry.prepared.capability is not None  # no capability → failed in prepare
+            try:
+                record = await ctx.approvals.request(
+                    entry.outcome,
+                    capability=entry.prepared.capability,
+                    grant_key=entry.prepared.target,
+                    task_id=task.task_id,
+                    step_id=step_id,
+                )
+            finally:
+                approval_settled()
+            if record.decision is ApprovalDecision.DENIED:
+                why = record.reason or "The user denied this action."
+                result = _refused(call, ErrorCode.APPROVAL_DENIED, f"Not approved: {why}", **ids)
+                _completed(ctx, result, _ms(started))
+                return result
+        result = await ctx.dispatch.execute(entry.prepared, workspace_id=ctx.workspace_id, scope=scope, **ids)
+        _completed(ctx, result, _ms(started))
+        return result
+
+    results = list(await asyncio.gather(*(one(entry) for entry in checked)))
+    return StepResults(results)
+
+
+def _ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000.0
+
+
+def _completed(ctx: LoopContext, result: ToolResult, latency_ms: float) -> None:
+    error = (
+        ErrorShape(code=result.error.code, message=result.error.message) if result.error is not None else None
+    )
+    preview = result.output_text[:400] if result.output_text else None
+    ctx.emitter.emit(
+        EventType.TOOL_COMPLETED,
+        {
+            "toolName": result.tool_name,
+            "status": result.status.value,
+            "latencyMs": int(latency_ms),
+            "toolCallId": result.tool_call_id,
+            "outputPreview": preview,
+            "error": error.to_wire() if error else None,
+        },
+        task_id=result.task_id,
+        step_id=result.step_id,
+    )

@@ -1,0 +1,355 @@
+"""``ToolDispatch``: the host's side of a tool call (seed 000 §7.2–§7.5, §5.2).
+
+The loop drives a call in three moves, with the policy and approvals in between:
+
+1. ``prepare`` (§7.3 steps 1–2): the tool's capability, or ``TOOL_NOT_FOUND``; every path argument
+   resolved (``paths.resolve_path``) and written back into the call, the facts the policy needs
+   (§8.2–§8.3: real path, file size, project folders), and the target a user sees and a session-wide
+   approval keys on (the path, the command line, the URL's host).
+2. the loop asks ``PolicyEnforcer.check(prepared.facts, prepared.capability, …)`` and, if needed, the
+   user (§7.3 steps 3–5).
+3. ``execute`` (§7.3 step 6): the original of a file about to change is recorded for the patch
+   preview, the router runs the call under its category's timeout (§7.4), and artifacts are uploaded
+   best-effort and released (§7.5). Tool faults come back as failed results; only cancellation
+   propagates, after the router stopped what the call started (the ``ToolRouter`` contract).
+
+Residual race (TOCTOU): the path is resolved at ``prepare``, the tool opens it later (after an
+approval, possibly minutes later). ``execute`` resolves it again just before the call and refuses if
+the answer changed — a directory swapped for a symlink meanwhile — which narrows the window to the
+microseconds between that check and the tool's own ``open``. Closing it fully would need
+``openat``-style descriptor walking inside the tools; the policy's decision is on the path, so a local
+process that can rewrite the project's directories inside that window can still redirect one call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from agent_runtime.agent_host.policy import ToolCallFacts, UrlRejected, parse_url_host
+from agent_runtime.agent_host.routing.artifacts import (
+    MAX_UPLOAD_BYTES,
+    ArtifactUploader,
+    UploadContext,
+    UploadOutcome,
+    upload_artifacts,
+)
+from agent_runtime.agent_host.routing.errors import PathRejected
+from agent_runtime.agent_host.routing.patches import PatchTracker
+from agent_runtime.agent_host.routing.paths import resolve_path, resolve_root
+from agent_runtime.agent_host.routing.protocol import ToolRouter
+from agent_runtime.agent_host.routing.timeouts import DEFAULT_TIMEOUTS, ToolTimeouts
+from contracts.enums import TOOL_CAPABILITIES, Capability, ToolName, ToolStatus
+from contracts.errors import ErrorCode
+from contracts.methods import PatchPreview
+from contracts.tools import ToolCall, ToolDefinition, ToolError, ToolRequest, ToolResult, ToolScope
+
+__all__ = ["PreparedCall", "ToolDispatch"]
+
+logger = logging.getLogger(__name__)
+
+_FILE_TOOLS = frozenset({Capability.FILE_READ, Capability.FILE_WRITE, Capability.FILE_DELETE})
+_CHANGES_FILES = frozenset({Capability.FILE_WRITE, Capability.FILE_DELETE})
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    """A tool call ready for the policy: resolved, rewritten, or already failed."""
+
+    call: ToolCall
+    """The call to run: its path arguments rewritten to the resolved absolute paths."""
+    capability: Capability | None
+    facts: ToolCallFacts
+    target: str | None
+    """The normalised path / command / URL host the user sees and a session grant keys on."""
+    failure: ToolResult | None = None
+    """Set when the call fails before the policy: unknown tool (TOOL_NOT_FOUND), unusable path."""
+
+
+class ToolDispatch:
+    """Routes the model's tool calls to a ``ToolRouter`` for one session.
+
+    ``workspace_roots`` are the session's project folders (absolute; the first one resolves relative
+    paths and is a command's default directory). ``uploader`` receives artifacts (None: they are
+    dropped); ``on_upload_failed(artifact_name, reason)`` hears of each upload that failed. The
+    dispatch owns the router: ``aclose`` closes it.
+    """
+
+    def __init__(
+        self,
+        router: ToolRouter,
+        *,
+        workspace_roots: Sequence[str],
+        uploader: ArtifactUploader | None,
+        on_upload_failed: Callable[[str, str], None] | None = None,
+        timeouts: ToolTimeouts = DEFAULT_TIMEOUTS,
+        max_upload_bytes: int = MAX_UPLOAD_BYTES,
+        patches: PatchTracker | None = None,
+    ) -> None:
+        self._router = router
+        self._raw_roots = tuple(workspace_roots)
+        self._roots = tuple(resolve_root(root) for root in workspace_roots)
+        self._uploader = uploader
+        self._on_upload_failed = on_upload_failed
+        self._timeouts = timeouts
+        self._max_upload = max_upload_bytes
+        self._patches = patches if patches is not None else PatchTracker(roots=self._roots)
+        # A router's tools are fixed for its life (seed 003 §3 registry): looked up once, not per call.
+        self._known = tuple(
+            d.tool_name for d in router.get_available_tools() if _capability(d.tool_name) is not None
+        )
+
+    @property
+    def workspace_roots(self) -> tuple[str, ...]:
+        """The project folders, resolved as the policy compares them."""
+        return self._roots
+
+    # ------------------------------------------------------------------ what the model may call
+
+    def available_tools(self, granted: Collection[Capability]) -> list[ToolDefinition]:
+        """§5.2: the router's tools whose capability is granted, in the router's order."""
+        return [
+            definition
+            for definition in self._router.get_available_tools()
+            if _capability(definition.tool_name) in granted
+        ]
+
+    # ------------------------------------------------------------------ prepare (§7.3 steps 1–2)
+
+    def prepare(self, call: ToolCall, *, session_id: str, task_id: str, step_id: str) -> PreparedCall:
+        """Resolve ``call`` for the policy. Never raises for anything the model wrote."""
+        ids = (session_id, task_id, step_id)
+        capability = _capability(call.tool_name) if call.tool_name in self._known else None
+        if capability is None:
+            shown = call.tool_name if len(call.tool_name) <= 80 else call.tool_name[:77] + "..."
+            message = f"Unknown tool: {shown!r}. Known tools: {', '.join(self._known) or 'none'}."
+            return self._failed_early(call, None, ErrorCode.TOOL_NOT_FOUND, message, ids)
+        arguments = dict(call.arguments)
+        target: str | None = None
+        resolved_path: str | None = None
+        file_size: int | None = None
+        try:
+            if capability in _FILE_TOOLS:
+                if "path" not in arguments:
+                    raise PathRejected("arguments.path", "is required")
+                resolved_path = self._resolve(
+                    arguments["path"], "arguments.path", final=capability is not Capability.FILE_DELETE
+                )
+                arguments["path"] = target = resolved_path
+                file_size = _size(resolved_path, follow=capability is not Capability.FILE_DELETE)
+            elif capability is Capability.SHELL_EXEC:
+                cwd = arguments.get("cwd")
+                if cwd is not None:
+                    arguments["cwd"] = self._resolve(cwd, "arguments.cwd", final=True)
+                elif self._roots:
+                    arguments["cwd"] = self._roots[0]
+                command = arguments.get("command")
+                target = (command.strip() or None) if isinstance(command, str) else None
+            elif capability is Capability.NETWORK_HTTP:
+                target = _host(arguments.get("url"))
+        except PathRejected as exc:
+            return self._failed_early(call, capability, ErrorCode.INVALID_REQUEST, str(exc), ids)
+        prepared = call.model_copy(update={"arguments": arguments})
+        facts = ToolCallFacts(
+            tool_name=call.tool_name,
+            arguments=MappingProxyType(arguments),
+            resolved_path=resolved_path,
+            file_size=file_size,
+            workspace_roots=self._roots,
+        )
+        return PreparedCall(call=prepared, capability=capability, facts=facts, target=target)
+
+    def _resolve(self, raw: object, field: str, *, final: bool) -> str:
+        return resolve_path(
+            raw, field=field, roots=self._roots, raw_roots=self._raw_roots, resolve_final=final
+        )
+
+    def _failed_early(
+        self,
+        call: ToolCall,
+        capability: Capability | None,
+        code: ErrorCode,
+        message: str,
+        ids: tuple[str, str, str],
+    ) -> PreparedCall:
+        failure = _failed(call.tool_name, call.tool_call_id, ids, code, message)
+        facts = ToolCallFacts(
+            tool_name=call.tool_name,
+            arguments=MappingProxyType(dict(call.arguments)),
+            workspace_roots=self._roots,
+        )
+        return PreparedCall(call=call, capability=capability, facts=facts, target=None, failure=failure)
+
+    # ------------------------------------------------------------------ execute (§7.3 step 6, §7.4, §7.5)
+
+    async def execute(
+        self,
+        prepared: PreparedCall,
+        *,
+        session_id: str,
+        workspace_id: str,
+        task_id: str,
+        step_id: str,
+        scope: ToolScope | None,
+    ) -> ToolResult:
+        """Run a prepared call the policy allowed. Never raises for tool faults; cancellation propagates."""
+        if prepared.failure is not None:
+            return prepared.failure
+        call, capability = prepared.call, prepared.capability
+        ids = (session_id, task_id, step_id)
+        # On the loop, like ``prepare``: a realpath is a few lstat calls, cheaper than a thread hop.
+        moved = self._moved_since_prepare(prepared)
+        if moved is not None:
+            return _failed(call.tool_name, call.tool_call_id, ids, ErrorCode.TOOL_EXECUTION_FAILED, moved)
+        if capability in _CHANGES_FILES and prepared.facts.resolved_path is not None:
+            await asyncio.to_thread(self._patches.touch, prepared.facts.resolved_path, task_id)
+        request = ToolRequest(
+            tool_name=call.tool_name,
+            arguments=call.arguments,
+            session_id=session_id,
+            task_id=task_id,
+            step_id=step_id,
+            capability=capability,
+            tool_call_id=call.tool_call_id,
+            scope=self._scope(scope),
+        )
+        limit = self._timeouts.for_call(capability, call.arguments)
+        deadline = asyncio.timeout(limit)
+        try:
+            async with deadline:
+                result = await self._router.execute(request)
+        except TimeoutError:
+            if not deadline.expired():
+                return self._crashed(call, ids)
+            message = f"{call.tool_name} did not finish within {limit:g} seconds and was stopped"
+            return _failed(call.tool_name, call.tool_call_id, ids, ErrorCode.TOOL_EXECUTION_TIMEOUT, message)
+        except Exception:
+            return self._crashed(call, ids)
+        if result.tool_call_id is None and call.tool_call_id is not None:
+            result = result.model_copy(update={"tool_call_id": call.tool_call_id})
+        return await self._with_artifacts_uploaded(result, workspace_id=workspace_id, ids=ids)
+
+    def _crashed(self, call: ToolCall, ids: tuple[str, str, str]) -> ToolResult:
+        # The router broke its contract (it should answer every fault with a result): logged with
+        # its traceback here, reported to the model without it.
+        logger.exception("the tool router raised running %s", call.tool_name)
+        message = f"{call.tool_name} failed unexpectedly; see the runtime log"
+        return _failed(call.tool_name, call.tool_call_id, ids, ErrorCode.TOOL_EXECUTION_FAILED, message)
+
+    def _moved_since_prepare(self, prepared: PreparedCall) -> str | None:
+        """Why the call's paths no longer resolve as the policy saw them, or None."""
+        arguments = prepared.call.arguments
+        checks = []
+        if prepared.capability in _FILE_TOOLS:
+            checks.append(("path", prepared.capability is not Capability.FILE_DELETE))
+        elif prepared.capability is Capability.SHELL_EXEC and isinstance(arguments.get("cwd"), str):
+            checks.append(("cwd", True))
+        for name, final in checks:
+            checked = arguments[name]
+            try:
+                now = self._resolve(checked, f"arguments.{name}", final=final)
+            except PathRejected as exc:
+                return f"{exc}; nothing was done"
+            if now != checked:
+                return (
+                    f"arguments.{name} changed between the policy check and the run ({checked} now leads"
+                    f" to {now}, e.g. through a new symbolic link); nothing was done"
+                )
+        return None
+
+    def _scope(self, scope: ToolScope | None) -> ToolScope | None:
+        if not self._roots or (scope is not None and scope.workspace_root is not None):
+            return scope
+        if scope is None:
+            return ToolScope(workspace_root=self._roots[0])
+        return scope.model_copy(update={"workspace_root": self._roots[0]})
+
+    async def _with_artifacts_uploaded(
+        self, result: ToolResult, *, workspace_id: str, ids: tuple[str, str, str]
+    ) -> ToolResult:
+        artifacts = list(result.artifacts)
+        if not artifacts:
+            return result
+        outcome = UploadOutcome()
+        try:
+            if self._uploader is not None:
+                context = UploadContext(
+                    workspace_id=workspace_id, session_id=ids[0], task_id=ids[1], step_id=ids[2]
+                )
+                outcome = await upload_artifacts(
+                    self._uploader,
+                    artifacts,
+                    context,
+                    max_bytes=self._max_upload,
+                    timeout_s=self._timeouts.upload_s,
+                    on_failed=self._on_upload_failed,
+                )
+        finally:
+            # Released whatever happened, cancellation included: the spool must not fill the disk.
+            try:
+                self._router.release_artifacts(artifacts)
+            except Exception:
+                logger.exception("releasing the artifacts of %s failed", result.tool_name)
+        update: dict[str, Any] = {
+            "artifacts": [],
+            "artifact_uris": [*result.artifact_uris, *outcome.uris],
+        }
+        if outcome.notes:
+            update["output_text"] = "\n".join([*filter(None, [result.output_text]), *outcome.notes])
+        return result.model_copy(update=update)
+
+    # ------------------------------------------------------------------ patch preview, shutdown
+
+    def patch_preview(self, task_id: str | None = None) -> PatchPreview:
+        """``GetPatchPreview``: the files this session changed (reads them; see ``patches``)."""
+        return self._patches.preview(task_id)
+
+    async def aclose(self) -> None:
+        """Close the router (stopping what still runs, removing spooled files) and forget originals."""
+        try:
+            await self._router.aclose()
+        finally:
+            self._patches.clear()
+
+
+def _capability(tool_name: str) -> Capability | None:
+    try:
+        return TOOL_CAPABILITIES[ToolName(tool_name)]
+    except ValueError:
+        return None
+
+
+def _size(path: str, *, follow: bool) -> int | None:
+    try:
+        return (os.stat if follow else os.lstat)(path).st_size
+    except (OSError, ValueError):
+        return None
+
+
+def _host(url: Any) -> str | None:
+    if not isinstance(url, str):
+        return None
+    try:
+        return parse_url_host(url).name
+    except UrlRejected:
+        return None
+
+
+def _failed(
+    tool_name: str, tool_call_id: str | None, ids: tuple[str, str, str], code: ErrorCode, message: str
+) -> ToolResult:
+    session_id, task_id, step_id = ids
+    return ToolResult(
+        tool_name=tool_name,
+        session_id=session_id,
+        task_id=task_id,
+        step_id=step_id,
+        tool_call_id=tool_call_id,
+        status=ToolStatus.FAILED,
+        error=ToolError(code=code, message=message),
+    )

@@ -1,0 +1,730 @@
+"""The session: the eight JSON-RPC methods of seed 000 §3.1 over one session per process (§1).
+
+``CreateSession`` follows §3.2 step by step, ``Shutdown`` §3.4, ``ResumeSession`` §9.5 (a new process
+after a crash) and §3.3's PAUSED → RUNNING (the same process after a pause). Tasks run in the
+background: ``StartTask`` answers as soon as the task is accepted and its progress arrives as
+``SessionEvent`` notifications.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+
+from agent_runtime.agent_host.approval import ApprovalGate
+from agent_runtime.agent_host.events import EventEmitter, Notify
+from agent_runtime.agent_host.llm import GatewayConfig, LlmClient, RetrySettings
+from agent_runtime.agent_host.loop import AgentLoop, LoopContext, TaskRecord
+from agent_runtime.agent_host.loop.agent_loop import build_checkpoint
+from agent_runtime.agent_host.policy import PolicyEnforcer
+from agent_runtime.agent_host.routing import ToolDispatch, ToolRouter
+from agent_runtime.agent_host.services import (
+    BackendClient,
+    BackendConfig,
+    SessionGone,
+    keys_from_environment,
+    verify_policy_bundle,
+)
+from agent_runtime.agent_host.session.rpc import Dispatcher, in_own_task
+from agent_runtime.agent_host.state import (
+    CheckpointCorrupt,
+    CheckpointStore,
+    checkpoints_dir,
+    event_log_path,
+    safe_session_id,
+)
+from agent_runtime.agent_host.thread import (
+    ConversationThread,
+    TiktokenTokenizer,
+    TokenBudget,
+    build_system_prompt,
+    utc_now,
+)
+from contracts.checkpoint import Checkpoint
+from contracts.enums import (
+    CheckpointTaskStatus,
+    CompatibilityStatus,
+    OsFamily,
+    SessionStatus,
+    TaskStatus,
+    ToolStatus,
+)
+from contracts.errors import CoworkError, ErrorCode
+from contracts.events import EventType
+from contracts.methods import (
+    ApproveActionParams,
+    ApproveActionResult,
+    CancelTaskParams,
+    CancelTaskResult,
+    CreateSessionParams,
+    CreateSessionResult,
+    GetPatchPreviewParams,
+    GetSessionStateParams,
+    PatchPreview,
+    ResumeSessionParams,
+    ResumeSessionResult,
+    SessionState,
+    ShutdownParams,
+    ShutdownResult,
+    StartTaskParams,
+    StartTaskResult,
+    TaskState,
+)
+from contracts.policy import PolicyBundle
+from contracts.rest.sessions import CancelSessionRequest, CreateSessionRequest, ResumeSessionRequest
+
+from .machine import TERMINAL_TASK, SessionMachine
+from .settings import RuntimeSettings
+
+__all__ = ["INTERRUPTED", "RouterFactory", "SessionHost"]
+
+logger = logging.getLogger(__name__)
+
+RouterFactory = Callable[[Sequence[str]], ToolRouter]
+"""Builds the tool runtime for the session's project folders (the composition root supplies it)."""
+
+INTERRUPTED = (
+    "Interrupted — the agent runtime stopped while this tool call was running, so its result is unknown."
+    " Check the current state (files, processes) before repeating it."
+)
+
+_TASK_STATUS = {
+    CheckpointTaskStatus.RUNNING: TaskStatus.TASK_RUNNING,
+    CheckpointTaskStatus.COMPLETED: TaskStatus.TASK_COMPLETED,
+    CheckpointTaskStatus.FAILED: TaskStatus.TASK_FAILED,
+    CheckpointTaskStatus.CANCELLED: TaskStatus.TASK_CANCELLED,
+}
+
+
+def _invalid(message: str, **details: object) -> CoworkError:
+    return CoworkError(ErrorCode.INVALID_REQUEST, message, details=dict(details))
+
+
+class SessionHost:
+    def __init__(
+        self,
+        *,
+        router_factory: RouterFactory,
+        os_family: OsFamily,
+        environ: Mapping[str, str] | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        exit_requested: asyncio.Event | None = None,
+    ) -> None:
+        self._environ = dict(os.environ if environ is None else environ)
+        self._router_factory = router_factory
+        self._os_family = os_family
+        self._clock = clock
+        self._settings = RuntimeSettings.from_environment(self._environ)
+        self._store = CheckpointStore(checkpoints_dir(self._settings.data_dir))
+        self._notify: Notify | None = None
+        self._lock = asyncio.Lock()
+        self._backend: BackendClient | None = None
+        self._ctx: LoopContext | None = None
+        self._loop: AgentLoop | None = None
+        self._task: TaskRecord | None = None
+        self._task_ids: set[str] = set()
+        self._runner: asyncio.Task[None] | None = None
+        self._started_at = clock()
+        self._tokenizer = TiktokenTokenizer()
+        self.exit_requested = exit_requested or asyncio.Event()
+        """Set when ``Shutdown`` has done its work: the program then closes the connection and exits."""
+
+    # ------------------------------------------------------------------ wiring
+
+    def register(self, dispatcher: Dispatcher) -> None:
+        # The methods that call the backend run in tasks of their own (see ``in_own_task``).
+        dispatcher.add("CreateSession", in_own_task(self.create_session), CreateSessionParams)
+        dispatcher.add("StartTask", self.start_task, StartTaskParams)
+        dispatcher.add("CancelTask", in_own_task(self.cancel_task), CancelTaskParams)
+        dispatcher.add("ResumeSession", in_own_task(self.resume_session), ResumeSessionParams)
+        dispatcher.add("GetSessionState", self.get_session_state, GetSessionStateParams)
+        dispatcher.add("GetPatchPreview", self.get_patch_preview, GetPatchPreviewParams)
+        dispatcher.add("ApproveAction", self.approve_action, ApproveActionParams)
+        dispatcher.add("Shutdown", in_own_task(self.shutdown), ShutdownParams)
+
+    def attach(self, notify: Notify | None) -> None:
+        """Where ``SessionEvent`` notifications go (the desktop's connection)."""
+        self._notify = notify
+        if self._ctx is not None:
+            self._ctx.emitter.attach(notify)
+
+    def start_background_work(self) -> None:
+        """Work kept off the path to "ready": the tokenizer loads while the desktop sends CreateSession."""
+        self._tokenizer.start_loading()
+
+    @property
+    def store(self) -> CheckpointStore:
+        return self._store
+
+    # ------------------------------------------------------------------ CreateSession (§3.2)
+
+    async def create_session(self, params: CreateSessionParams) -> CreateSessionResult:
+        async with self._lock:
+            self._refuse_second_session()
+            gateway = GatewayConfig.from_env(self._environ)  # step 7's inputs, checked before step 2
+            paths = self._workspace_paths(params.workspace_hint.local_paths if params.workspace_hint else [])
+            backend = self._backend_client()
+            # Steps 2–3: the Session Service handshake.
+            response = await backend.create_session(
+                CreateSessionRequest(
+                    client_info=params.client_info,
+                    supported_capabilities=params.supported_capabilities,
+                    workspace_hint=params.workspace_hint,
+                    execution_environment=params.execution_environment,
+                )
+            )
+            # Step 4.
+            if response.compatibility_status is CompatibilityStatus.INCOMPATIBLE:
+                verdicts = {name: verdict.to_wire() for name, verdict in response.compatibility.items()}
+                raise _invalid(
+                    "The backend does not support this version of the desktop app or agent runtime; update"
+                    " Cowork.",
+                    compatibilityStatus=CompatibilityStatus.INCOMPATIBLE.value,
+                    compatibility=verdicts,
+                )
+            # The contract guarantees these for a compatible answer.
+            assert response.session_id is not None
+            assert response.workspace_id is not None
+            assert response.policy_bundle is not None
+            session_id, workspace_id = response.session_id, response.workspace_id
+            try:
+                # Steps 5–6: the bundle is validated and signed by a trusted key, then enforced.
+                enforcer = await self._enforcer(response.policy_bundle, session_id)
+                ctx = self._context(
+                    session_id=session_id,
+                    workspace_id=workspace_id,
+                    tenant_id=params.tenant_id,
+                    user_id=params.user_id,
+                    paths=paths,
+                    enforcer=enforcer,
+                    gateway=gateway,
+                    thread=None,
+                    machine=SessionMachine(),
+                )
+            except CoworkError as exc:
+                await self._end_remote(session_id, SessionStatus.SESSION_FAILED, exc.shape.message)
+                raise
+            # Steps 8–12.
+            ctx.machine.to_session(SessionStatus.SESSION_RUNNING)
+            self._install(ctx)
+            self._checkpoint()
+            ctx.emitter.emit(
+                EventType.SESSION_STARTED, {"executionEnvironment": params.execution_environment.value}
+            )
+            return CreateSessionResult(
+                session_id=session_id,
+                workspace_id=workspace_id,
+                session_status=ctx.machine.session,
+                compatibility_status=response.compatibility_status,
+                feature_flags=response.feature_flags,
+                policy_bundle_version=enforcer.bundle.version,
+                policy_expires_at=enforcer.bundle.expires_at,
+            )
+
+    # ------------------------------------------------------------------ tasks
+
+    async def start_task(self, params: StartTaskParams) -> StartTaskResult:
+        ctx = self._require(params.session_id)
+        if ctx.machine.session is SessionStatus.SESSION_PAUSED:
+            raise _invalid(
+                "The session is paused; resume it before starting a task.", sessionStatus="SESSION_PAUSED"
+            )
+        if ctx.machine.session is not SessionStatus.SESSION_RUNNING:
+            raise _invalid(f"The session has ended ({ctx.machine.session.value}).")
+        if self._running():
+            assert self._task is not None
+            raise _invalid(
+                f"Task {self._task.task_id} is still running; cancel it or wait for it to end.",
+                taskId=self._task.task_id,
+            )
+        if params.task_id in self._task_ids:
+            raise _invalid(f"Task {params.task_id} already ran in this session; use a new taskId.")
+        if ctx.machine.task in TERMINAL_TASK:
+            ctx.machine.to_task(TaskStatus.IDLE)
+        ctx.machine.to_task(TaskStatus.TASK_RUNNING)
+        options = params.task_options
+        task = TaskRecord(
+            task_id=params.task_id,
+            prompt=params.prompt,
+            max_steps=options.max_steps,
+            approval_mode=options.approval_mode,
+            allow_network=options.allow_network,
+        )
+        self._task_ids.add(task.task_id)
+        self._task = task
+        ctx.thread.add_user_message(params.prompt, task_id=task.task_id)
+        # Before answering: a task the desktop saw accepted survives a crash right after (§9.3).
+        self._checkpoint()
+        ctx.emitter.emit(
+            EventType.TASK_STARTED,
+            {"maxSteps": task.max_steps, "approvalMode": task.approval_mode.value},
+            task_id=task.task_id,
+        )
+        self._start_runner(task)
+        return StartTaskResult(task_id=task.task_id, status=TaskStatus.TASK_RUNNING)
+
+    async def cancel_task(self, params: CancelTaskParams) -> CancelTaskResult:
+        ctx = self._require(params.session_id)
+        task, loop = self._task, self._loop
+        if task is None or loop is None or task.task_id != params.task_id:
+            return CancelTaskResult(task_id=params.task_id, cancellation_requested=False)
+        if self._running():
+            loop.request_cancel()
+            return CancelTaskResult(task_id=task.task_id, cancellation_requested=True)
+        if (
+            task.status is CheckpointTaskStatus.RUNNING
+            and ctx.machine.session is SessionStatus.SESSION_PAUSED
+        ):
+            # A task suspended by a pause ends here; the session stays paused.
+            await loop.finish_suspended(task)
+            return CancelTaskResult(task_id=task.task_id, cancellation_requested=True)
+        return CancelTaskResult(task_id=task.task_id, cancellation_requested=False)
+
+    def _start_runner(self, task: TaskRecord) -> None:
+        assert self._loop is not None
+        loop = self._loop
+
+        async def run() -> None:
+            try:
+                outcome = await loop.run(task)
+                logger.info("Task %s ended: %s (%s)", task.task_id, outcome.end.value, outcome.reason)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("Task %s failed inside the runtime", task.task_id)
+                await loop.fail_internal(task)
+
+        self._runner = asyncio.create_task(run(), name=f"task-{task.task_id}")
+
+    def _running(self) -> bool:
+        return self._runner is not None and not self._runner.done()
+
+    # ------------------------------------------------------------------ ResumeSession (§9.5, §3.3)
+
+    async def resume_session(self, params: ResumeSessionParams) -> ResumeSessionResult:
+        async with self._lock:
+            ctx = self._ctx
+            if ctx is None:
+                return await self._recover(params.session_id)
+            if ctx.session_id != params.session_id:
+                raise self._not_found(params.session_id)
+            if ctx.machine.session is SessionStatus.SESSION_RUNNING:
+                return self._resume_result(ctx)
+            if ctx.machine.session is not SessionStatus.SESSION_PAUSED:
+                raise CoworkError(
+                    ErrorCode.SESSION_EXPIRED,
+                    f"Session {ctx.session_id} has ended ({ctx.machine.session.value}).",
+                )
+            task = self._task
+            refreshed = await self._refresh(ctx.session_id, task.step_cursor if task else None, ctx.enforcer)
+            await self._apply_bundle(ctx, refreshed)
+            ctx.machine.to_session(SessionStatus.SESSION_RUNNING)
+            self._checkpoint()
+            ctx.emitter.emit(
+                EventType.SESSION_RESUMED, {"resumedFromStepId": task.step_cursor if task else None}
+            )
+            if task is not None and task.status is CheckpointTaskStatus.RUNNING:
+                self._start_runner(task)
+            return self._resume_result(ctx)
+
+    async def _recover(self, session_id: str) -> ResumeSessionResult:
+        """A new process picks up a crashed one's session from its checkpoint (§9.5–§9.7)."""
+        try:
+            safe_session_id(session_id)
+        except ValueError:
+            raise _invalid(
+                "sessionId is not a session ID this runtime could have created.", field="sessionId"
+            ) from None
+        try:
+            checkpoint = self._store.load(session_id)
+        except CheckpointCorrupt as exc:
+            raise CoworkError(
+                ErrorCode.SESSION_NOT_FOUND,
+                f"Crash recovery failed: the checkpoint of session {session_id} could not be read"
+                f" ({exc.reason}) and was removed. Start a new session; the history of its last completed"
+                " task is kept by the Workspace Service.",
+                details={"sessionId": session_id, "recovery": "failed", "reason": exc.reason},
+            ) from exc
+        if checkpoint is None:
+            raise CoworkError(
+                ErrorCode.SESSION_NOT_FOUND,
+                f"There is no checkpoint of session {session_id} to resume.",
+                details={"sessionId": session_id},
+            )
+        gateway = GatewayConfig.from_env(self._environ)
+        try:
+            bundle = await self._refresh(
+                session_id, checkpoint.step_cursor, None, checkpoint.policy_bundle_version
+            )
+        except SessionGone:
+            self._store.delete(session_id)  # §9.6: a stale checkpoint
+            raise
+        enforcer = await self._enforcer(bundle, session_id)
+        thread = ConversationThread.from_checkpoint(
+            checkpoint, tokenizer=self._tokenizer, max_session_tokens=bundle.llm_policy.max_session_tokens
+        )
+        ctx = self._context(
+            session_id=session_id,
+            workspace_id=checkpoint.workspace_id,
+            tenant_id=checkpoint.tenant_id,
+            user_id=checkpoint.user_id,
+            paths=tuple(checkpoint.workspace_paths),
+            enforcer=enforcer,
+            gateway=gateway,
+            thread=thread,
+            machine=SessionMachine(),
+        )
+        ctx.approvals.restore(checkpoint.approval_decisions)
+        ctx.machine.to_session(SessionStatus.SESSION_RUNNING)
+        task = self._task_from(checkpoint)
+        self._install(ctx)
+        if task is not None:
+            self._task = task
+            self._task_ids.add(task.task_id)
+            ctx.machine.to_task(TaskStatus.TASK_RUNNING)
+            self._answer_interrupted(ctx, task)
+            if task.status is not CheckpointTaskStatus.RUNNING:
+                ctx.machine.to_task(_TASK_STATUS[task.status])
+        self._checkpoint()
+        ctx.emitter.emit(EventType.SESSION_RESUMED, {"resumedFromStepId": task.step_cursor if task else None})
+        if task is not None and task.status is CheckpointTaskStatus.RUNNING:
+            self._start_runner(task)
+        return self._resume_result(ctx)
+
+    @staticmethod
+    def _task_from(checkpoint: Checkpoint) -> TaskRecord | None:
+        saved = checkpoint.task
+        if saved is None:
+            return None
+        return TaskRecord(
+            task_id=saved.task_id,
+            prompt=saved.prompt,
+            max_steps=saved.max_steps,
+            approval_mode=saved.approval_mode,
+            allow_network=saved.allow_network,
+            step_count=saved.step_count,
+            status=saved.status,
+            step_cursor=checkpoint.step_cursor,
+        )
+
+    def _answer_interrupted(self, ctx: LoopContext, task: TaskRecord) -> None:
+        """Tool calls that were running when the process died get an explicit "interrupted — result
+        unknown" result: the thread stays valid for the model, and the user sees which ones."""
+        pending = ctx.thread.pending_tool_calls
+        if not pending:
+            return
+        step_id = ctx.thread.messages[-1].step_id or task.step_cursor or "step_interrupted"
+        answers = ctx.thread.fail_pending_tool_calls(INTERRUPTED, task_id=task.task_id, step_id=step_id)
+        for message in answers:
+            ctx.emitter.emit(
+                EventType.TOOL_COMPLETED,
+                {
+                    "toolName": message.tool_name or "unknown",
+                    "status": ToolStatus.FAILED.value,
+                    "latencyMs": 0,
+                    "toolCallId": message.tool_call_id,
+                    "error": {"code": ErrorCode.TOOL_EXECUTION_FAILED.value, "message": INTERRUPTED},
+                },
+                task_id=task.task_id,
+                step_id=step_id,
+            )
+        task.step_count += 1
+        task.step_cursor = step_id
+
+    def _resume_result(self, ctx: LoopContext) -> ResumeSessionResult:
+        task = self._task
+        return ResumeSessionResult(
+            session_id=ctx.session_id,
+            session_status=ctx.machine.session,
+            resumed_from_step_id=task.step_cursor if task else None,
+            task=self._task_state(ctx),
+        )
+
+    async def _refresh(
+        self,
+        session_id: str,
+        cursor: str | None,
+        enforcer: PolicyEnforcer | None,
+        held_version: str | None = None,
+    ) -> PolicyBundle:
+        backend = self._backend_client()
+        version = enforcer.bundle.version if enforcer is not None else held_version
+        try:
+            response = await backend.resume_session(
+                session_id, ResumeSessionRequest(checkpoint_cursor=cursor, policy_bundle_version=version)
+            )
+        except SessionGone:
+            if self._ctx is not None and self._ctx.machine.can_session(SessionStatus.SESSION_FAILED):
+                self._ctx.machine.to_session(SessionStatus.SESSION_FAILED)
+                self._store.delete(session_id)
+            raise
+        return response.policy_bundle
+
+    async def _apply_bundle(self, ctx: LoopContext, bundle: PolicyBundle) -> None:
+        """§3.3 PAUSED → RUNNING: re-initialise the enforcer (and what depends on the bundle)."""
+        enforcer = await self._enforcer(bundle, ctx.session_id)
+        model = enforcer.bundle.llm_policy.choose_model(ctx.llm.config.model)
+        if model is None:
+            raise CoworkError(
+                ErrorCode.POLICY_BUNDLE_INVALID, "The refreshed policy allows no model this runtime can call."
+            )
+        ctx.enforcer, ctx.model = enforcer, model
+        ctx.thread.budget = ctx.thread.budget.with_limit(enforcer.bundle.llm_policy.max_session_tokens)
+        self._set_tools(ctx)
+
+    # ------------------------------------------------------------------ reading
+
+    async def get_session_state(self, params: GetSessionStateParams) -> SessionState:
+        ctx = self._require(params.session_id)
+        return SessionState(session_status=ctx.machine.session, task=self._task_state(ctx))
+
+    def _task_state(self, ctx: LoopContext) -> TaskState | None:
+        task = self._task
+        if task is None:
+            return None
+        return TaskState(
+            task_id=task.task_id,
+            status=ctx.machine.task,
+            step_count=task.step_count,
+            max_steps=task.max_steps,
+        )
+
+    async def get_patch_preview(self, params: GetPatchPreviewParams) -> PatchPreview:
+        ctx = self._require(params.session_id)
+        # Reading and diffing files takes a while on big changes; keep the loop serving meanwhile.
+        return await asyncio.to_thread(ctx.dispatch.patch_preview, params.task_id)
+
+    async def approve_action(self, params: ApproveActionParams) -> ApproveActionResult:
+        ctx = self._require(params.session_id)
+        return ctx.approvals.decide(params)
+
+    # ------------------------------------------------------------------ Shutdown (§3.4)
+
+    async def shutdown(self, params: ShutdownParams) -> ShutdownResult:
+        async with self._lock:
+            ctx = self._ctx
+            if ctx is None:
+                self.exit_requested.set()
+                return ShutdownResult(session_status=SessionStatus.SESSION_COMPLETED)
+            if params.session_id is not None and params.session_id != ctx.session_id:
+                raise self._not_found(params.session_id)
+            if ctx.machine.session in (SessionStatus.SESSION_RUNNING, SessionStatus.SESSION_PAUSED):
+                await self._teardown(ctx, params.reason)
+            self.exit_requested.set()
+            return ShutdownResult(session_status=ctx.machine.session)
+
+    async def _teardown(self, ctx: LoopContext, reason: str | None) -> None:
+        loop, task = self._loop, self._task
+        assert loop is not None
+        cancelled = False
+        # Steps 1–2: cancel cooperatively and let the current step finish.
+        if self._running() and self._runner is not None:
+            loop.request_cancel()
+            await asyncio.shield(self._runner)
+            cancelled = True
+        elif task is not None and task.status is CheckpointTaskStatus.RUNNING:
+            await loop.finish_suspended(task)  # paused with a task: PAUSED → CANCELLED
+            cancelled = True
+        elif task is not None:
+            await loop.upload_history(task)  # step 3
+        final = SessionStatus.SESSION_CANCELLED if cancelled else SessionStatus.SESSION_COMPLETED
+        ctx.machine.to_session(final)
+        # Step 4.
+        if cancelled:
+            ctx.emitter.emit(EventType.SESSION_CANCELLED, {"reason": reason or "The session was shut down."})
+        else:
+            duration = int((self._clock() - self._started_at).total_seconds() * 1000)
+            ctx.emitter.emit(
+                EventType.SESSION_COMPLETED,
+                {
+                    "taskCount": len(self._task_ids),
+                    "totalTokens": ctx.thread.session_tokens_used,
+                    "durationMs": max(0, duration),
+                },
+            )
+        # Steps 5–8.
+        await self._end_remote(ctx.session_id, final, reason or "Shutdown")
+        self._store.delete(ctx.session_id)
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop everything this host started; the checkpoint stays unless a shutdown removed it."""
+        if self._runner is not None and not self._runner.done():
+            self._runner.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._runner
+        ctx = self._ctx
+        if ctx is not None:
+            await ctx.approvals.aclose()
+            await ctx.dispatch.aclose()
+            await ctx.emitter.aclose()
+        if self._backend is not None:
+            await self._backend.aclose()
+            self._backend = None
+
+    async def _end_remote(self, session_id: str, final: SessionStatus, reason: str) -> None:
+        """§3.4 step 5, best effort: the Session Service also expires sessions on its own."""
+        try:
+            await self._backend_client().cancel_session(
+                session_id,
+                CancelSessionRequest(reason=reason[:500], final_status=final.value),  # type: ignore[arg-type]
+            )
+        except CoworkError as exc:
+            logger.warning(
+                "Could not tell the Session Service that %s ended: %s", session_id, exc.shape.message
+            )
+
+    # ------------------------------------------------------------------ building blocks
+
+    def _refuse_second_session(self) -> None:
+        if self._ctx is not None:
+            raise _invalid(
+                f"This agent runtime already holds session {self._ctx.session_id}: one session per process.",
+                sessionId=self._ctx.session_id,
+            )
+
+    def _require(self, session_id: str) -> LoopContext:
+        ctx = self._ctx
+        if ctx is None or ctx.session_id != session_id:
+            raise self._not_found(session_id)
+        return ctx
+
+    @staticmethod
+    def _not_found(session_id: str) -> CoworkError:
+        return CoworkError(
+            ErrorCode.SESSION_NOT_FOUND,
+            f"This agent runtime holds no session {session_id}.",
+            details={"sessionId": session_id},
+        )
+
+    def _workspace_paths(self, paths: Sequence[str]) -> tuple[str, ...]:
+        resolved = []
+        for index, path in enumerate(paths):
+            if "\0" in path or not os.path.isabs(path):
+                raise _invalid(
+                    "workspaceHint.localPaths must be absolute paths.",
+                    field=f"workspaceHint.localPaths[{index}]",
+                )
+            real = os.path.realpath(path)
+            if not os.path.isdir(real):
+                raise _invalid(
+                    f"The project folder {path} does not exist or is not a folder.",
+                    field=f"workspaceHint.localPaths[{index}]",
+                )
+            resolved.append(real)
+        return tuple(dict.fromkeys(resolved))
+
+    def _backend_client(self) -> BackendClient:
+        if self._backend is None:
+            self._backend = BackendClient(BackendConfig.from_environment(self._environ))
+        return self._backend
+
+    async def _enforcer(self, bundle: PolicyBundle, session_id: str) -> PolicyEnforcer:
+        keys = keys_from_environment(self._environ)
+        if keys is None:
+            keys = await self._backend_client().policy_keys()
+        verify_policy_bundle(bundle, keys)
+        return PolicyEnforcer.load(
+            bundle.to_wire(), session_id=session_id, now=self._clock(), os_family=self._os_family
+        )
+
+    def _context(
+        self,
+        *,
+        session_id: str,
+        workspace_id: str,
+        tenant_id: str,
+        user_id: str,
+        paths: tuple[str, ...],
+        enforcer: PolicyEnforcer,
+        gateway: GatewayConfig,
+        thread: ConversationThread | None,
+        machine: SessionMachine,
+    ) -> LoopContext:
+        policy = enforcer.bundle.llm_policy
+        model = policy.choose_model(gateway.model)
+        if model is None:
+            raise CoworkError(
+                ErrorCode.POLICY_BUNDLE_INVALID,
+                "No model to call: the policy allows any model but none is configured (LLM_GATEWAY_MODEL),"
+                " or the configured one is not allowed.",
+                details={"configuredModel": gateway.model},
+            )
+        backend = self._backend_client()
+        emitter = EventEmitter(
+            workspace_id=workspace_id,
+            session_id=session_id,
+            notify=self._notify,
+            log_path=event_log_path(self._settings.data_dir, session_id),
+            clock=self._clock,
+        )
+
+        def upload_failed(name: str, reason: str) -> None:
+            emitter.emit(EventType.ARTIFACT_UPLOAD_FAILED, {"artifactName": name, "reason": reason})
+
+        dispatch = ToolDispatch(
+            self._router_factory(paths),
+            workspace_roots=paths,
+            uploader=backend,
+            on_upload_failed=upload_failed,
+        )
+        if thread is None:
+            thread = ConversationThread(
+                session_id, self._tokenizer, budget=TokenBudget(policy.max_session_tokens)
+            )
+        ctx = LoopContext(
+            session_id=session_id,
+            workspace_id=workspace_id,
+            tenant_id=tenant_id,
+            user_id=user_id,
+            workspace_paths=paths,
+            os_family=self._os_family,
+            machine=machine,
+            enforcer=enforcer,
+            thread=thread,
+            llm=LlmClient(gateway, retry=RetrySettings(base_s=self._settings.llm_retry_base_s)),
+            model=model,
+            dispatch=dispatch,
+            approvals=ApprovalGate(
+                session_id=session_id,
+                emit=emitter.emit,
+                persist=backend.record_approval,
+                timeout_s=self._settings.approval_timeout_s,
+                clock=self._clock,
+            ),
+            emitter=emitter,
+            store=self._store,
+            system_prompt="",
+            uploader=backend,
+        )
+        self._set_tools(ctx)
+        return ctx
+
+    def _set_tools(self, ctx: LoopContext) -> None:
+        """§5.2: the tools of the granted capabilities, and the prompt that describes them."""
+        ctx.tools = ctx.dispatch.available_tools(ctx.enforcer.granted)
+        ctx.system_prompt = build_system_prompt(
+            ctx.workspace_paths, ctx.os_family, ctx.tools, now=self._clock().date()
+        )
+        ctx.system_tokens = ctx.thread.count_tokens(ctx.system_prompt)
+        ctx.tools_tokens = ctx.thread.count_tokens(
+            json.dumps([tool.to_wire() for tool in ctx.tools], separators=(",", ":"))
+        )
+
+    def _install(self, ctx: LoopContext) -> None:
+        self._ctx = ctx
+        self._loop = AgentLoop(ctx, clock=self._clock)
+
+    def _checkpoint(self) -> None:
+        ctx = self._ctx
+        if ctx is None:
+            return
+        try:
+            self._store.write(build_checkpoint(ctx, self._task, self._clock()))
+        except OSError as exc:
+            logger.warning("Could not write the checkpoint: %s", exc)

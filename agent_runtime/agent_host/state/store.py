@@ -1,0 +1,201 @@
+"""The Local State Store: one crash-recovery checkpoint per session (seed 000 §9).
+
+The checkpoint is written after every completed step, synchronously and atomically (§9.3), read once
+on restart (§9.5), deleted on clean session end or when the Session Service says the session is gone
+(§9.6), and deleted when it cannot be used (§9.7).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agent_runtime.agent_host.state.errors import CheckpointCorrupt
+from agent_runtime.agent_host.state.files import (
+    TEMP_SUFFIX,
+    private_directory,
+    replace_file,
+    temp_prefix,
+)
+from agent_runtime.agent_host.state.location import checkpoints_dir, runtime_data_dir, safe_session_id
+from agent_runtime.agent_host.state.serialize import CheckpointEncoder
+from contracts.checkpoint import SUPPORTED_CHECKPOINT_VERSIONS, Checkpoint
+from contracts.validation import invalid_request
+
+__all__ = ["CHECKPOINT_SUFFIX", "MAX_CHECKPOINT_BYTES", "CheckpointStore"]
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINT_SUFFIX = ".json"
+# Far above any real session (tool output is capped at 100 KiB a result) yet small enough that a
+# stray huge file cannot exhaust memory when read back on start-up.
+MAX_CHECKPOINT_BYTES = 512 * 1024 * 1024
+
+
+class CheckpointStore:
+    """Checkpoints as ``<directory>/<sessionId>.json``: 0600 files in a 0700 directory.
+
+    Thread-safe: the loop may write from a worker thread while shutdown deletes; one lock orders them.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._lock = threading.Lock()
+        self._encoder = CheckpointEncoder()
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str]) -> CheckpointStore:
+        """The store in ``<runtime data dir>/checkpoints`` (``COWORK_RUNTIME_DATA_DIR`` or platformdirs)."""
+        return cls(checkpoints_dir(runtime_data_dir(environ)))
+
+    def path_for(self, session_id: str) -> Path:
+        """The checkpoint file of ``session_id``; ``ValueError`` if the ID cannot safely name a file."""
+        return self.directory / f"{safe_session_id(session_id)}{CHECKPOINT_SUFFIX}"
+
+    def write(self, checkpoint: Checkpoint) -> None:
+        """Replace the session's checkpoint, atomically and durably (fsync included); raises ``OSError``.
+
+        After a failure the previous checkpoint, if any, is still there and still complete. Each
+        message's JSON is reused from the previous write, so messages must not be changed in place
+        once written (the thread never does; ``model_copy`` makes a new message).
+        """
+        path = self.path_for(checkpoint.session_id)
+        with self._lock:
+            data = self._encoder.encode(checkpoint)
+            if len(data) > MAX_CHECKPOINT_BYTES:
+                raise OSError(
+                    errno.EFBIG,
+                    f"checkpoint of {len(data):,} bytes exceeds the {MAX_CHECKPOINT_BYTES:,}-byte limit",
+                )
+            private_directory(self.directory)
+            self._remove_leftovers(path)
+            replace_file(path, data)
+
+    def load(self, session_id: str) -> Checkpoint | None:
+        """The session's checkpoint; None if there is none.
+
+        A checkpoint that cannot be used is deleted, logged, and reported as ``CheckpointCorrupt``
+        (seed 000 §9.7), so the caller only has to tell the desktop and start fresh.
+        """
+        path = self.path_for(session_id)
+        with self._lock:
+            self._remove_leftovers(path)
+            try:
+                checkpoint = self._read(path, session_id)
+            except CheckpointCorrupt as exc:
+                logger.error(
+                    "checkpoint of session %s is corrupt and was deleted: %s",
+                    session_id,
+                    exc.reason,
+                    extra={"sessionId": session_id, "path": str(path)},
+                )
+                self._discard(path)
+                raise
+        return checkpoint
+
+    def delete(self, session_id: str) -> None:
+        """Remove the session's checkpoint and any leftover temp file; absence is fine."""
+        path = self.path_for(session_id)
+        with self._lock:
+            self._remove_leftovers(path)
+            path.unlink(missing_ok=True)
+
+    def session_ids(self) -> list[str]:
+        """Sessions that have a checkpoint here, most recently written first."""
+        try:
+            entries = list(os.scandir(self.directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        found: list[tuple[int, str]] = []
+        for entry in entries:
+            if not entry.name.endswith(CHECKPOINT_SUFFIX):
+                continue
+            session_id = entry.name[: -len(CHECKPOINT_SUFFIX)]
+            try:
+                safe_session_id(session_id)
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                modified = entry.stat(follow_symlinks=False).st_mtime_ns
+            except (ValueError, OSError):
+                continue
+            found.append((modified, session_id))
+        found.sort(key=lambda item: (-item[0], item[1]))
+        return [session_id for _, session_id in found]
+
+    def _read(self, path: Path, session_id: str) -> Checkpoint | None:
+        try:
+            with path.open("rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if size > MAX_CHECKPOINT_BYTES:
+                    raise CheckpointCorrupt(
+                        f"the checkpoint file is {size:,} bytes, more than a checkpoint can be",
+                        session_id=session_id,
+                    )
+                raw = file.read()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CheckpointCorrupt(
+                f"the checkpoint file could not be read ({exc.strerror or type(exc).__name__})",
+                session_id=session_id,
+            ) from None
+        checkpoint = _parse(raw, session_id)
+        if checkpoint.session_id != session_id:
+            raise CheckpointCorrupt(
+                f"the checkpoint file of session {session_id} holds session {checkpoint.session_id[:80]}",
+                session_id=session_id,
+            )
+        return checkpoint
+
+    def _discard(self, path: Path) -> None:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            logger.exception("could not delete the corrupt checkpoint %s", path)
+
+    def _remove_leftovers(self, path: Path) -> None:
+        """Delete temp files a killed writer left for this session; never picked up as checkpoints.
+
+        Only this session's: another runtime process may be mid-write on its own session right now.
+        """
+        prefix = temp_prefix(path.name)
+        try:
+            entries = list(os.scandir(self.directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            if entry.name.startswith(prefix) and entry.name.endswith(TEMP_SUFFIX):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+                    logger.info("removed a leftover checkpoint temp file %s", entry.name)
+
+
+def _parse(raw: bytes, session_id: str) -> Checkpoint:
+    try:
+        return Checkpoint.model_validate_json(raw)
+    except ValidationError as exc:
+        raise CheckpointCorrupt(_why_invalid(raw, exc), session_id=session_id) from None
+
+
+def _why_invalid(raw: bytes, exc: ValidationError) -> str:
+    """One plain sentence for the first thing wrong with the file, in the order of seed 000 §9.7."""
+    try:
+        document = json.loads(raw)
+    except (ValueError, RecursionError):
+        return "the checkpoint file is not valid JSON (truncated or overwritten)"
+    if not isinstance(document, dict):
+        return "the checkpoint file does not hold a JSON object"
+    version = document.get("checkpointVersion")
+    if version not in SUPPORTED_CHECKPOINT_VERSIONS:
+        supported = ", ".join(sorted(SUPPORTED_CHECKPOINT_VERSIONS))
+        shown = json.dumps(version)[:40]
+        return f"checkpoint version {shown} is not supported by this runtime (it reads {supported})"
+    return f"the checkpoint file is not a valid checkpoint: {invalid_request(exc).message}"

@@ -1,0 +1,166 @@
+"""``cowork-agent-runtime``: the agent runtime program, and its composition root.
+
+One session per process (seed 000 §1). ``--connect NAME`` connects to the desktop's local server and
+authenticates with the one-time secret the desktop put in ``COWORK_RPC_SECRET``; ``--stdio`` serves
+JSON-RPC on stdin/stdout for headless use. This module is the one place that wires the tool runtime
+into the agent host's ``ToolRouter`` protocol (DESIGN.md "Boundaries").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import importlib
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contracts.ipc import eventloop
+
+if TYPE_CHECKING:
+    from agent_runtime.agent_host.routing import ToolRouter
+    from agent_runtime.agent_host.session.host import SessionHost
+    from agent_runtime.agent_host.session.rpc.dispatcher import Dispatcher
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_HANDSHAKE = 3
+EXIT_BROKEN = 4
+
+
+class _JsonLines(logging.Formatter):
+    """Structured log lines (DESIGN.md "Conventions"): the desktop keeps the runtime's stderr."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False)
+
+
+def _os_family() -> str:
+    if sys.platform == "darwin":
+        return "macOS"
+    return "Windows" if sys.platform == "win32" else "Linux"
+
+
+def _router(paths: Sequence[str]) -> ToolRouter:
+    from agent_runtime.tool_runtime import LocalToolRouter
+
+    return LocalToolRouter(workspace_root=Path(paths[0]) if paths else None)
+
+
+def _load_in_background() -> concurrent.futures.Future[None]:
+    """Import the session host (pydantic models, httpx, the policy engine…) on a thread while the main
+    thread connects to the desktop: the connection is up and reading long before the handlers exist."""
+    done: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def load() -> None:
+        try:
+            importlib.import_module("agent_runtime.agent_host.session.host")
+        except BaseException as exc:  # surfaces on the main thread, where it is awaited
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+
+    threading.Thread(target=load, name="load-host", daemon=True).start()
+    return done
+
+
+async def _serve(args: argparse.Namespace, loading: concurrent.futures.Future[None]) -> int:
+    from agent_runtime.agent_host.session.rpc.connection import (
+        DeferredDispatcher,
+        RpcConnection,
+        connect_to_desktop,
+        open_stdio,
+    )
+    from contracts.ipc.handshake import HandshakeError, take_secret
+
+    if args.stdio:
+        reader, writer = await open_stdio()
+        rest = b""
+    else:
+        try:
+            reader, writer, rest = await connect_to_desktop(args.connect, take_secret(os.environ))
+        except (HandshakeError, OSError) as exc:
+            print(f"cowork-agent-runtime: {exc}", file=sys.stderr)
+            return EXIT_HANDSHAKE
+
+    exit_requested = asyncio.Event()
+    hosts: list[SessionHost] = []
+
+    failed: list[BaseException] = []
+
+    async def build() -> Dispatcher:
+        try:
+            await asyncio.wrap_future(loading)
+        except BaseException as exc:  # a broken installation: say so and exit, never hang the desktop
+            logging.getLogger(__name__).critical("The agent runtime could not load: %r", exc)
+            failed.append(exc)
+            exit_requested.set()
+            raise
+        from agent_runtime.agent_host.session.host import SessionHost
+        from agent_runtime.agent_host.session.rpc.dispatcher import Dispatcher
+        from contracts.enums import OsFamily
+
+        host = SessionHost(
+            router_factory=_router,
+            os_family=OsFamily(_os_family()),
+            exit_requested=exit_requested,
+        )
+        hosts.append(host)
+        dispatcher = Dispatcher()
+        host.register(dispatcher)
+        host.attach(connection.notify)
+        host.start_background_work()
+        return dispatcher
+
+    connection = RpcConnection(reader, writer, DeferredDispatcher(build()), initial=rest)
+    serving = asyncio.create_task(connection.serve())
+    exiting = asyncio.create_task(exit_requested.wait())
+    done, _ = await asyncio.wait({serving, exiting}, return_when=asyncio.FIRST_COMPLETED)
+    if exiting in done:
+        await connection.finish()
+    else:
+        # The desktop went away without a Shutdown: stop like a crash would, keeping the checkpoint,
+        # so the desktop can resume the session in a new runtime.
+        exiting.cancel()
+    await serving
+    for host in hosts:
+        await host.aclose()
+    return EXIT_BROKEN if failed else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="cowork-agent-runtime", description="The Cowork agent runtime: one session per process."
+    )
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--connect", metavar="NAME", help="the desktop's local server to connect to")
+    mode.add_argument("--stdio", action="store_true", help="serve JSON-RPC on stdin/stdout")
+    args = parser.parse_args(argv)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_JsonLines())
+    logging.basicConfig(level=os.environ.get("COWORK_LOG_LEVEL", "WARNING").upper(), handlers=[handler])
+    loading = _load_in_background()
+    try:
+        return eventloop.run(_serve(args, loading))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

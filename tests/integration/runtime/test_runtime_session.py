@@ -1,0 +1,222 @@
+"""The session methods of the real runtime over its real socket (seed 000 §3.1–§3.4).
+
+Each test starts ``python -m agent_runtime --connect NAME`` against the shared local backend and a
+scripted gateway, exactly as the desktop does, and speaks JSON-RPC to it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_runtime.scripted_gateway import ScriptedGateway
+from contracts.errors import ErrorCode
+from contracts.ipc.client_core import RpcCallError
+from contracts.methods import CreateSessionResult, PatchPreview, SessionState
+from tests.integration.runtime.harness import Backend, Launch, tool_call
+
+INVALID_PARAMS = -32602
+
+
+async def test_only_create_resume_or_shutdown_is_accepted_before_a_session_exists(
+    launch: Launch, workspace: Path
+) -> None:
+    async with ScriptedGateway([]) as gateway:
+        rt = await launch(gateway.url)
+        for method, params in [
+            ("StartTask", {"sessionId": "sess_nope", "taskId": "t1", "prompt": "hi"}),
+            ("GetSessionState", {"sessionId": "sess_nope"}),
+            ("CancelTask", {"sessionId": "sess_nope", "taskId": "t1"}),
+            ("GetPatchPreview", {"sessionId": "sess_nope"}),
+            ("ApproveAction", {"sessionId": "sess_nope", "approvalId": "a", "decision": "approved"}),
+        ]:
+            with pytest.raises(RpcCallError) as refused:
+                await rt.call(method, params)
+            assert refused.value.error_code is ErrorCode.SESSION_NOT_FOUND, method
+        assert rt.alive
+        assert gateway.requests == []
+
+
+async def test_create_session_answers_running_with_the_backends_ids_and_policy_version(
+    launch: Launch, backend: Backend, workspace: Path
+) -> None:
+    async with ScriptedGateway([]) as gateway:
+        rt = await launch(gateway.url)
+        created = CreateSessionResult.model_validate_json(
+            json.dumps(await rt.create_session(backend, workspace))
+        )
+        state = SessionState.model_validate_json(json.dumps(await rt.state()))
+        started = await rt.event("session_started")
+        stored = await backend.get_json(f"/sessions/{created.session_id}")
+
+    assert created.session_status == "SESSION_RUNNING"
+    assert created.compatibility_status == "compatible"
+    assert created.session_id.startswith("sess_")
+    assert stored["workspaceId"] == created.workspace_id
+    assert state.session_status == "SESSION_RUNNING"
+    assert state.task is None
+    assert started["sessionId"] == created.session_id
+    assert started["workspaceId"] == created.workspace_id
+    assert rt.id_chain_problems() == []
+
+
+async def test_a_second_create_session_in_the_same_process_is_refused(
+    launch: Launch, backend: Backend, workspace: Path
+) -> None:
+    async with ScriptedGateway([]) as gateway:
+        rt = await launch(gateway.url)
+        await rt.create_session(backend, workspace)
+        with pytest.raises(RpcCallError) as refused:
+            await rt.create_session(backend, workspace)
+    assert refused.value.error_code is ErrorCode.INVALID_REQUEST
+
+
+async def test_an_incompatible_client_is_refused_with_the_compatibility_verdict(
+    launch: Launch, backend: Backend, workspace: Path
+) -> None:
+    async with ScriptedGateway([]) as gateway:
+        rt = await launch(gateway.url)
+        with pytest.raises(RpcCallError) as refused:
+            await rt.create_session(
+                backend,
+                workspace,
+                clientInfo={
+                    "desktopAppVersion": "0.1.0",
+                    "localAgentHostVersion": "99.0.0",
+                    "osFamily": "Linux",
+                },
+            )
+        assert rt.alive
+        # The process stays usable: a compatible CreateSession afterwards succeeds (§3.2 step 4 "do
+        # not proceed" ends that attempt, not the process).
+        created = await rt.create_session(backend, workspace)
+    assert refused.value.error_code is ErrorCode.INVALID_REQUEST
+    assert refused.value.data is not None
+    assert refused.value.data.details.get("compatibilityStatus") == "incompatible"
+    assert created["sessionStatus"] == "SESSION_RUNNING"
+
+
+BAD_START_TASK_PARAMS: list[tuple[dict[str, object], str]] = [
+    ({"taskOptions": {"maxSteps": "many"}}, "taskOptions.maxSteps"),
+    ({"taskOptions": {"maxSteps": 0}}, "taskOptions.maxSteps"),
+    ({"prompt": ""}, "prompt"),
+    ({"taskOptions": {"approvalMode": "sometimes"}}, "taskOptions.approvalMode"),
+    ({"taskOptions": {"maxSteps": 5, "surprise": True}}, "taskOptions.surprise"),
+]
+
+
+async def test_bad_start_task_params_are_invalid_params_naming_the_field(
+    launch: Launch, backend: Backend, workspace: Path
+) -> None:
+    async with ScriptedGateway([]) as gateway:
+        rt = await launch(gateway.url)
+        await rt.create_session(backend, workspace)
+        for params, field in BAD_START_TASK_PARAMS:
+            with pytest.raises(RpcCallError) as refused:
+                await rt.call(
+                    "StartTask", {"sessionId": rt.session_id, "taskId": "t1", "prompt": "hi", **params}
+                )
+            assert refused.value.rpc_code == INVALID_PARAMS, params
+            assert refused.value.error_code is ErrorCode.INVALID_REQUEST, params
+            assert refused.value.data is not None
+            assert field in refused.value.data.message, (params, refused.value.data.message)
+            assert "pydantic" not in refused.value.data.message.lower()
+        assert gateway.requests == []
+        assert (await rt.state())["sessionStatus"] == "SESSION_RUNNING"
+
+
+async def test_a_call_naming_another_session_is_refused(
+    launch: Launch, backend: Backend, workspace: Path
+) -> None:
+    async with ScriptedGateway([]) as gateway:
+        rt = await launch(gateway.url)
+        await rt.create_session(backend, workspace)
+        with pytest.raises(RpcCallError) as refused:
+            await rt.call("GetSessionState", {"sessionId": "sess_someone_else"})
+    assert refused.value.error_code is ErrorCode.SESSION_NOT_FOUND
+
+
+async def test_start_task_answers_at_once_and_a_second_one_while_it_runs_is_refused(
+    launch: Launch, backend: Backend, workspace: Path
+) -> None:
+    # The first turn holds the stream open until released: the task is certainly running.
+    script = [{"text": "Working on it", "chunkSize": 4, "holdAfterChunks": 1}, {"text": "unused"}]
+    async with ScriptedGateway(script) as gateway:
+        rt = await launch(gateway.url)
+        await rt.create_session(backend, workspace)
+        started = await rt.start_task("First job", task_id="task_a")
+        await rt.event("text_chunk")
+        with pytest.raises(RpcCallError) as refused:
+            await rt.start_task("Second job", task_id="task_b")
+        state = await rt.state()
+        gateway.release()
+        end = await rt.task_end("task_a")
+        assert len(gateway.requests) == 1
+    assert started == {"taskId": "task_a", "status": "TASK_RUNNING"}
+    assert refused.value.error_code is ErrorCode.INVALID_REQUEST
+    assert state["task"]["taskId"] == "task_a"
+    assert state["task"]["status"] not in ("TASK_COMPLETED", "TASK_FAILED", "TASK_CANCELLED", "IDLE")
+    assert end["eventType"] == "task_completed"
+
+
+async def test_patch_preview_lists_the_files_the_task_wrote(
+    launch: Launch, backend: Backend, workspace: Path
+) -> None:
+    (workspace / "old.txt").write_text("one\n")
+    script = [
+        {
+            "toolCalls": [
+                tool_call("WriteFile", "call_new", path=str(workspace / "new.txt"), content="hello\n"),
+                tool_call("WriteFile", "call_old", path=str(workspace / "old.txt"), content="two\n"),
+            ]
+        },
+        {"text": "Both written."},
+    ]
+    async with ScriptedGateway(script) as gateway:
+        rt = await launch(gateway.url)
+        await rt.create_session(backend, workspace)
+        await rt.start_task("Write the files")
+        assert (await rt.task_end("task_1"))["eventType"] == "task_completed"
+        preview = PatchPreview.model_validate_json(
+            json.dumps(await rt.call("GetPatchPreview", {"sessionId": rt.session_id}))
+        )
+    files = {Path(entry.path).name: entry for entry in preview.files}
+    assert set(files) == {"new.txt", "old.txt"}
+    assert files["new.txt"].status == "created"
+    assert files["old.txt"].status == "modified"
+    assert "+hello" in files["new.txt"].diff
+    assert "-one" in files["old.txt"].diff
+    assert "+two" in files["old.txt"].diff
+    assert files["new.txt"].size_bytes == len("hello\n")
+
+
+async def test_shutdown_completes_the_session_exits_zero_and_removes_the_checkpoint(
+    launch: Launch, backend: Backend, workspace: Path, data_dir: Path
+) -> None:
+    script = [
+        {"toolCalls": [tool_call("WriteFile", "c1", path=str(workspace / "a.txt"), content="a")]},
+        {"text": "Done."},
+    ]
+    async with ScriptedGateway(script) as gateway:
+        rt = await launch(gateway.url)
+        await rt.create_session(backend, workspace)
+        await rt.start_task("Write a")
+        assert (await rt.task_end("task_1"))["eventType"] == "task_completed"
+        checkpoint = data_dir / "checkpoints" / f"{rt.session_id}.json"
+        result = await rt.shutdown()
+        status = await rt.wait_exit()
+    assert result == {"sessionStatus": "SESSION_COMPLETED"}
+    assert status == 0
+    assert not checkpoint.exists()
+    assert "session_completed" in rt.types()
+    stored = await backend.get_json(f"/sessions/{rt.session_id}")
+    assert stored["status"] != "SESSION_RUNNING"
+
+
+async def test_shutdown_before_any_session_exits_cleanly(launch: Launch) -> None:
+    async with ScriptedGateway([]) as gateway:
+        rt = await launch(gateway.url)
+        await rt.shutdown()
+        assert await rt.wait_exit() == 0
