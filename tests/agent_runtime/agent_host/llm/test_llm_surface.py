@@ -38,7 +38,7 @@ def test_the_scripted_gateway_surface_is_pinned() -> None:
         [
             "DEMO_LABEL", "ErrorTurn", "RawTurn", "RecordedRequest", "ResponseTurn", "Script", "ScriptError",
             "ScriptedGateway", "ScriptedGatewayThread", "ScriptedToolCall", "ScriptedUsage", "StreamError",
-            "load_script", "parse_script",
+            "Responder", "load_script", "parse_script", "parse_turn",
         ]
     )  # fmt: skip
     assert all(hasattr(gateway, name) for name in gateway.__all__)
