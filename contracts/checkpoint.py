@@ -44,6 +44,6 @@ class Checkpoint(WireModel):
     policy_bundle_version: str = Field(min_length=1)
     checkpointed_at: AwareDatetime
     approval_decisions: list[ApprovalDecisionRecord] = Field(default_factory=list)
-    workspace_paths: list[str] = Field(default_factory=list)
+    workspace_paths: list[str] | None = None
     """The session's project folders (``workspaceHint.localPaths``): a resumed process needs them to
     resolve paths and to build the same system prompt."""

@@ -373,7 +373,7 @@ class SessionHost:
             workspace_id=checkpoint.workspace_id,
             tenant_id=checkpoint.tenant_id,
             user_id=checkpoint.user_id,
-            paths=tuple(checkpoint.workspace_paths),
+            paths=tuple(checkpoint.workspace_paths or ()),
             enforcer=enforcer,
             gateway=gateway,
             thread=thread,
