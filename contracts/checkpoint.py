@@ -26,8 +26,8 @@ class CheckpointTask(WireModel):
     max_steps: int = Field(ge=1)
     # Beyond the seed's example: the task's options, so a task resumed in a new process runs under
     # the same rules the user started it with.
-    approval_mode: ApprovalMode = ApprovalMode.ON_RISKY_ACTIONS
-    allow_network: bool = True
+    approval_mode: ApprovalMode | None = None
+    allow_network: bool | None = None
 
 
 class Checkpoint(WireModel):

@@ -47,6 +47,7 @@ from agent_runtime.agent_host.thread import (
 )
 from contracts.checkpoint import Checkpoint
 from contracts.enums import (
+    ApprovalMode,
     CheckpointTaskStatus,
     CompatibilityStatus,
     OsFamily,
@@ -405,8 +406,8 @@ class SessionHost:
             task_id=saved.task_id,
             prompt=saved.prompt,
             max_steps=saved.max_steps,
-            approval_mode=saved.approval_mode,
-            allow_network=saved.allow_network,
+            approval_mode=saved.approval_mode or ApprovalMode.ON_RISKY_ACTIONS,
+            allow_network=saved.allow_network is not False,
             step_count=saved.step_count,
             status=saved.status,
             step_cursor=checkpoint.step_cursor,
