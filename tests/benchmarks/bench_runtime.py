@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--starts", type=int, default=10, help="process launches timed")
     parser.add_argument("--steps", type=int, default=50, help="steps per task")
-    parser.add_argument("--runs", type=int, default=3, help="tasks timed (the median task is shown)")
+    parser.add_argument("--runs", type=int, default=5, help="tasks timed (the median task is shown)")
     args = parser.parse_args(argv)
     print(f"Cowork runtime benchmark: {args.starts} starts, {args.runs} tasks of {args.steps} steps")
     print(report(eventloop.run(measure(args.starts, args.steps, args.runs)), TARGETS))

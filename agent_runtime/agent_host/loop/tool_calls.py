@@ -145,8 +145,9 @@ async def run_tool_calls(
         _completed(ctx, result, _ms(started))
         return result
 
-    results = list(await asyncio.gather(*(one(entry) for entry in checked)))
-    return StepResults(results)
+    if len(checked) == 1:
+        return StepResults([await one(checked[0])])  # one call needs no task of its own
+    return StepResults(list(await asyncio.gather(*(one(entry) for entry in checked))))
 
 
 def _ms(started: float) -> float:

@@ -5,6 +5,8 @@
   slows its sender down instead of growing memory.
 * Writes apply backpressure: when the peer stops reading, notifiers wait rather than buffer without
   bound.
+* Frames written in one turn of the event loop leave in one write: a step emits several events back
+  to back, and each system call (and each wake-up of the peer) costs more than the bytes.
 * A frame over the size limit gets one error reply, then the connection is closed. When the peer goes
   away, handlers still running are cancelled and awaited: nothing is left pending.
 """
@@ -85,6 +87,8 @@ class RpcConnection:
         self._slots = asyncio.Semaphore(max_in_flight)
         self._tasks: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
+        self._outgoing: list[bytes] = []
+        self._outgoing_bytes = 0
         self._closed = False
         self.close_reason = ""
 
@@ -157,11 +161,22 @@ class RpcConnection:
     async def _send(self, data: bytes) -> None:
         if self._closed or self._writer.is_closing():
             return
+        if not self._outgoing:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._outgoing.append(data)
+        self._outgoing_bytes += len(data)
+        if self._writer.transport.get_write_buffer_size() + self._outgoing_bytes > _WRITE_HIGH_WATER:
+            self._flush()
+            async with self._write_lock:
+                with contextlib.suppress(ConnectionError, OSError):
+                    await self._writer.drain()
+
+    def _flush(self) -> None:
+        data, self._outgoing, self._outgoing_bytes = b"".join(self._outgoing), [], 0
+        if not data or self._writer.is_closing():
+            return
         try:
             self._writer.write(data)
-            if self._writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
-                async with self._write_lock:
-                    await self._writer.drain()
         except (ConnectionError, OSError):
             self._writer.close()
 
@@ -175,6 +190,7 @@ class RpcConnection:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.gather(*self._tasks, return_exceptions=True)
         self._closed = True
+        self._flush()
         with contextlib.suppress(ConnectionError, OSError):
             await self._writer.drain()
         self._writer.close()
