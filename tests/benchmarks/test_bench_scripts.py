@@ -29,6 +29,13 @@ TINY_RUNS = {
         "--size",
         "2048",
     ],
+    "bench_checkpoint": ["--messages", "40", "--writes", "5", "--events", "200"],
+    "bench_routing": [
+        *("--prepare-calls", "50", "--execute-calls", "20", "--write-calls", "5"),
+        *("--preview-files", "3", "--preview-runs", "1"),
+    ],
+    # Starts the real local backend and runtime processes.
+    "bench_runtime": ["--starts", "1", "--steps", "5", "--runs", "1"],
 }
 
 

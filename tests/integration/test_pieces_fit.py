@@ -12,14 +12,11 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from agent_runtime.agent_host.llm import GatewayConfig, LlmClient
@@ -33,37 +30,26 @@ from contracts.messages import SessionHistory
 from contracts.rest.sessions import CreateSessionResponse
 from contracts.signing import public_key_from_text, verify_bundle
 from contracts.tools import ToolRequest, ToolScope
-from tests.support.peers import REPO_ROOT
+from tests.support.backend import Backend, start_backend
 
 FAKE_AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 
 
 @pytest.fixture
-def local_backend(tmp_path: Path) -> Iterator[dict[str, Any]]:
-    data_dir = tmp_path / "backend-data"
-    command = [sys.executable, "-m", "backend.cli", "serve", "--store", "local", "--data-dir", str(data_dir)]
-    with subprocess.Popen(
-        [*command, "--port", "0", "--log-level", "warning"], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True
-    ) as process:
-        try:
-            assert process.stdout is not None
-            assert json.loads(process.stdout.readline())["event"] == "ready"
-            yield json.loads((data_dir / "backend.json").read_text())
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+def local_backend(tmp_path: Path) -> Iterator[Backend]:
+    with start_backend(tmp_path / "backend-data") as running:
+        yield running
 
 
 async def test_one_step_runs_through_backend_policy_llm_tools_and_history(
-    tmp_path: Path, local_backend: dict[str, Any]
+    tmp_path: Path, local_backend: Backend
 ) -> None:
     project = (tmp_path / "project").resolve()
     project.mkdir()
     notes = project / "notes.txt"
     notes.write_text(f"deploy with key {FAKE_AWS_KEY}\n")
-    headers = {"authorization": f"Bearer {local_backend['token']}"}
 
-    async with httpx.AsyncClient(base_url=local_backend["url"], headers=headers) as backend:
+    async with local_backend.http() as backend:
         # Session Service handshake (seed 000 §3.2 steps 2–6).
         created = await backend.post(
             "/sessions",

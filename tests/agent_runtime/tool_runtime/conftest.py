@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
-from agent_runtime.tool_runtime import LocalToolRouter
+from tests.agent_runtime.tool_runtime.fixtures import router, spool_dir, workspace
 from tests.agent_runtime.tool_runtime.support import LocalHTTPServer
 
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    return root.resolve()
-
-
-@pytest.fixture
-def spool_dir(tmp_path: Path) -> Path:
-    return tmp_path / "spool"
-
-
-@pytest.fixture
-async def router(workspace: Path, spool_dir: Path) -> AsyncIterator[LocalToolRouter]:
-    tools = LocalToolRouter(workspace_root=workspace, spool_dir=spool_dir, kill_grace_seconds=0.5)
-    yield tools
-    await tools.aclose()
+__all__ = ["http_server", "router", "spool_dir", "workspace"]
 
 
 @pytest.fixture

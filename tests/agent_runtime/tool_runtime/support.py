@@ -39,8 +39,13 @@ def call(tool: str, scope: ToolScope | None = None, **arguments: Any) -> ToolReq
     )
 
 
-def failed_with(result: ToolResult, code: ErrorCode) -> bool:
-    return result.status is ToolStatus.FAILED and result.error is not None and result.error.code is code
+def failed_with(result: ToolResult | None, code: ErrorCode) -> bool:
+    return (
+        result is not None
+        and result.status is ToolStatus.FAILED
+        and result.error is not None
+        and result.error.code is code
+    )
 
 
 def ok(result: ToolResult) -> str:

@@ -1,7 +1,7 @@
 """Driving the real ``cowork-agent-runtime`` program over its real socket, as the desktop does.
 
-* :func:`start_backend` runs ``cowork-backend serve --store local`` in a subprocess and reads the
-  ``backend.json`` it writes (url, token, tenant, user, policy keys).
+* :func:`start_backend` (from :mod:`tests.support.backend`) runs ``cowork-backend serve --store local``
+  in a subprocess and reads the ``backend.json`` it writes (url, token, tenant, user, policy keys).
 * :class:`Runtime` opens the desktop's end of the wire (:class:`RuntimeListener`), spawns
   ``python -m agent_runtime --connect NAME`` with the environment the desktop gives it, accepts the
   authenticated connection and collects every ``SessionEvent`` notification. Waits are bounded and
@@ -17,23 +17,21 @@ import asyncio
 import contextlib
 import json
 import os
-import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-import httpx
 from pydantic import ValidationError
 
 from contracts.events import SessionEvent
 from contracts.ipc.client import JsonRpcClient
 from contracts.ipc.client_core import RpcCallError
 from contracts.ipc.listener import RuntimeListener
-from contracts.messages import SessionHistory
 from contracts.methods import SESSION_EVENT
+from tests.support.backend import Backend, start_backend
 from tests.support.peers import REPO_ROOT
 
 __all__ = [
@@ -44,9 +42,12 @@ __all__ = [
     "Runtime",
     "RuntimeGone",
     "eventually",
+    "held_command",
+    "open_session",
     "rpc_error",
     "runtime_environment",
     "start_backend",
+    "start_held_command",
     "tool_call",
     "tool_results",
     "tool_uses",
@@ -85,82 +86,6 @@ STEP_EVENTS = frozenset(
 
 TASK_END_EVENTS = frozenset({"task_completed", "task_failed", "task_cancelled"})
 TASK_EVENTS = TASK_END_EVENTS | {"task_started"}
-
-
-# ------------------------------------------------------------------------------------------- backend
-
-
-@dataclass(frozen=True)
-class Backend:
-    """A running local backend, as ``backend.json`` describes it."""
-
-    url: str
-    token: str
-    tenant_id: str
-    user_id: str
-    policy_keys: list[dict[str, Any]]
-    data_dir: Path
-
-    def http(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
-            base_url=self.url, headers={"authorization": f"Bearer {self.token}"}, timeout=10
-        )
-
-    async def get_json(self, path: str, **params: str) -> Any:
-        async with self.http() as http:
-            response = await http.get(path, params=params)
-        assert response.status_code == 200, f"GET {path}: {response.status_code} {response.text[:500]}"
-        return response.json()
-
-    async def approvals(self, session_id: str) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = (await self.get_json("/approvals", sessionId=session_id))["approvals"]
-        return found
-
-    async def session_history(self, workspace_id: str, session_id: str) -> SessionHistory | None:
-        """The session's latest ``session_history`` artifact (seed 004), or ``None`` if none yet."""
-        listing = await self.get_json(
-            f"/workspaces/{workspace_id}/artifacts", sessionId=session_id, artifactType="session_history"
-        )
-        artifacts = sorted(listing["artifacts"], key=lambda a: a["updatedAt"])
-        if not artifacts:
-            return None
-        async with self.http() as http:
-            content = await http.get(
-                f"/workspaces/{workspace_id}/artifacts/{artifacts[-1]['artifactId']}/content"
-            )
-        assert content.status_code == 200, content.text[:500]
-        return SessionHistory.model_validate_json(content.content)
-
-
-@contextlib.contextmanager
-def start_backend(data_dir: Path, *, config_dir: Path | None = None) -> Iterator[Backend]:
-    """``cowork-backend serve --store local`` on a free loopback port, stopped (SIGTERM) on exit."""
-    command = [sys.executable, "-m", "backend.cli", "serve", "--store", "local", "--data-dir", str(data_dir)]
-    if config_dir is not None:
-        command += ["--config-dir", str(config_dir)]
-    command += ["--port", "0", "--log-level", "warning"]
-    with subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True) as process:
-        try:
-            assert process.stdout is not None
-            line = process.stdout.readline()
-            assert line, "the backend exited before it was ready"
-            assert json.loads(line)["event"] == "ready", line
-            state = json.loads((data_dir / "backend.json").read_text())
-            yield Backend(
-                url=state["url"],
-                token=state["token"],
-                tenant_id=state["tenantId"],
-                user_id=state["userId"],
-                policy_keys=state["policyKeys"],
-                data_dir=data_dir,
-            )
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 # ------------------------------------------------------------------------------------------- runtime
@@ -441,6 +366,13 @@ class Runtime:
         result: dict[str, Any] = await self.call("StartTask", params)
         return result
 
+    async def run_task(
+        self, prompt: str, *, task_id: str = "task_1", timeout: float = 20.0, **options: Any
+    ) -> dict[str, Any]:
+        """Start ``task_id`` and wait (bounded) for the event that ends it."""
+        await self.start_task(prompt, task_id=task_id, **options)
+        return await self.task_end(task_id, timeout=timeout)
+
     async def state(self) -> dict[str, Any]:
         result: dict[str, Any] = await self.call("GetSessionState", {"sessionId": self.session_id})
         return result
@@ -496,6 +428,15 @@ class Runtime:
         await self.kill()
 
 
+async def open_session(
+    launch: Launch, gateway_url: str, backend: Backend, workspace: Path | None, **launch_options: Any
+) -> Runtime:
+    """A runtime launched for ``gateway_url`` with a session created on ``workspace`` in ``backend``."""
+    rt = await launch(gateway_url, backend=backend, **launch_options)
+    await rt.create_session(backend, workspace)
+    return rt
+
+
 async def _read_lines(process: asyncio.subprocess.Process, into: list[str]) -> None:
     assert process.stdout is not None
     while True:
@@ -521,6 +462,28 @@ async def eventually(check: Callable[[], Awaitable[T | None]], *, timeout: float
             raise TimeoutError(f"no {what} within {timeout:g} s")
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.25)
+
+
+def held_command(started: Path, go: Path, then: str) -> str:
+    """A shell command that creates ``started``, waits (bounded, about 12 s) until ``go`` exists, then
+    runs ``then``: the test decides when the tool may finish."""
+    return (
+        f"touch {started}; n=0; while [ ! -e {go} ]; do n=$((n+1)); [ $n -gt 600 ] && exit 9; "
+        f"sleep 0.02; done; {then}"
+    )
+
+
+async def start_held_command(rt: Runtime, prompt: str, started: Path) -> None:
+    """Start task_1, whose step runs one command that needs approval (a :func:`held_command`), approve
+    it and wait (bounded) until the command has created ``started``: the tool is then running."""
+    await rt.start_task(prompt)
+    asked = await rt.event("approval_requested")
+    await rt.approve(asked["payload"]["approvalId"])
+
+    async def running() -> bool:
+        return started.exists()
+
+    await eventually(running, timeout=15, what="the command to start")
 
 
 # ------------------------------------------------------------------------------------------- gateway

@@ -15,6 +15,7 @@ from tests.integration.runtime.harness import (
     Launch,
     Runtime,
     eventually,
+    open_session,
     tool_call,
     tool_results,
 )
@@ -46,8 +47,7 @@ async def test_one_approval_approved_one_denied_one_timed_out_each_reaches_the_m
         {"text": "One ran; two and three did not."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url, approval_timeout_s=1)
-        await rt.create_session(backend, workspace)
+        rt = await open_session(launch, gateway.url, backend, workspace, approval_timeout_s=1)
         await rt.start_task("Run three commands")
         await rt.event("approval_requested", count=3)
         one, two, three = (approval_for(rt, commands[name]) for name in ("one", "two", "three"))
@@ -117,8 +117,7 @@ async def test_a_session_scoped_approval_covers_the_same_normalised_target_only(
         {"text": "Done."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
+        rt = await open_session(launch, gateway.url, backend, workspace)
         await rt.start_task("Write a twice and b", approvalMode="always")
         first = await rt.event("approval_requested")
         assert first["payload"]["details"].get("path") == str(a)
@@ -150,8 +149,7 @@ async def test_on_risky_actions_asks_only_for_the_high_risk_call(
         {"text": "Wrote c; the deletion was refused."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
+        rt = await open_session(launch, gateway.url, backend, workspace)
         await rt.start_task("Write c and delete the victim", approvalMode="on_risky_actions")
         asked = await rt.event("approval_requested")
         await rt.approve(asked["payload"]["approvalId"], "denied")
@@ -174,8 +172,7 @@ async def test_deciding_an_unknown_or_already_decided_approval_is_not_accepted(
         {"text": "Done."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
+        rt = await open_session(launch, gateway.url, backend, workspace)
         assert (await rt.approve("appr_made_up"))["accepted"] is False
         await rt.start_task("Say hi")
         asked = await rt.event("approval_requested")

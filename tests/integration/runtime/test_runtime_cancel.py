@@ -7,7 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_runtime.scripted_gateway import ScriptedGateway
-from tests.integration.runtime.harness import Backend, Launch, eventually, tool_call
+from tests.integration.runtime.harness import (
+    Backend,
+    Launch,
+    held_command,
+    open_session,
+    start_held_command,
+    tool_call,
+)
 
 
 async def test_cancel_mid_stream_aborts_the_call_keeps_nothing_and_a_new_task_runs(
@@ -18,8 +25,7 @@ async def test_cancel_mid_stream_aborts_the_call_keeps_nothing_and_a_new_task_ru
         {"text": "A fresh answer."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
+        rt = await open_session(launch, gateway.url, backend, workspace)
         await rt.start_task("Tell me a long story", task_id="task_1")
         await rt.event("text_chunk", count=2)
         answer = await rt.cancel("task_1")
@@ -28,8 +34,7 @@ async def test_cancel_mid_stream_aborts_the_call_keeps_nothing_and_a_new_task_ru
         first_outcome = gateway.requests[0].outcome
         state = await rt.state()
 
-        await rt.start_task("Something else", task_id="task_2")
-        again = await rt.task_end("task_2")
+        again = await rt.run_task("Something else", task_id="task_2")
         second_request = gateway.requests[1].body
         history = await backend.session_history(rt.workspace_id or "", rt.session_id or "")
 
@@ -51,25 +56,14 @@ async def test_cancel_mid_tool_lets_the_tool_finish_then_ends_the_task_without_a
     launch: Launch, backend: Backend, workspace: Path
 ) -> None:
     started, go, side = workspace / "started", workspace / "go", workspace / "side.txt"
-    command = (
-        f"touch {started}; n=0; while [ ! -e {go} ]; do n=$((n+1)); [ $n -gt 600 ] && exit 9; "
-        f"sleep 0.02; done; echo finished > {side}"
-    )
+    command = held_command(started, go, then=f"echo finished > {side}")
     script = [
         {"toolCalls": [tool_call("RunCommand", "call_slow", command=command)]},
         {"text": "never asked"},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Run the slow thing")
-        asked = await rt.event("approval_requested")
-        await rt.approve(asked["payload"]["approvalId"])
-
-        async def running() -> bool:
-            return started.exists()
-
-        await eventually(running, timeout=15, what="the command to start")
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        await start_held_command(rt, "Run the slow thing", started)
         answer = await rt.cancel("task_1")
         assert rt.find("task_cancelled") == []  # not before the tool is done
         go.touch()
@@ -97,8 +91,7 @@ async def test_cancel_while_waiting_for_approval_denies_it_and_runs_nothing(
         {"text": "never asked"},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
+        rt = await open_session(launch, gateway.url, backend, workspace)
         await rt.start_task("Run it")
         asked = await rt.event("approval_requested")
         await rt.cancel("task_1")

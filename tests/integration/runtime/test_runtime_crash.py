@@ -5,6 +5,7 @@ session from its checkpoint; a corrupt or stale checkpoint is deleted and report
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,9 +16,10 @@ from contracts.ipc.client_core import RpcCallError
 from tests.integration.runtime.harness import (
     Backend,
     Launch,
-    Runtime,
-    eventually,
+    held_command,
+    open_session,
     result_text,
+    start_held_command,
     tool_call,
     tool_results,
 )
@@ -27,10 +29,21 @@ def checkpoint_path(data_dir: Path, session_id: str | None) -> Path:
     return data_dir / "checkpoints" / f"{session_id}.json"
 
 
-async def run_one_task(rt: Runtime, backend: Backend, workspace: Path) -> str:
-    await rt.create_session(backend, workspace)
-    await rt.start_task("Write a")
-    assert (await rt.task_end("task_1"))["eventType"] == "task_completed"
+def write_a_script(workspace: Path, *more_turns: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model writes ``a.txt`` and says so; then ``more_turns``."""
+    return [
+        {"toolCalls": [tool_call("WriteFile", "w", path=str(workspace / "a.txt"), content="a")]},
+        {"text": "Wrote a."},
+        *more_turns,
+    ]
+
+
+async def crash_after_one_task(launch: Launch, gateway_url: str, backend: Backend, workspace: Path) -> str:
+    """A runtime that ran task_1 ("Write a", played by :func:`write_a_script`) to completion and was
+    then SIGKILLed; returns its session's id."""
+    rt = await open_session(launch, gateway_url, backend, workspace)
+    assert (await rt.run_task("Write a"))["eventType"] == "task_completed"
+    await rt.kill()
     return rt.session_id or ""
 
 
@@ -38,26 +51,15 @@ async def test_a_tool_in_flight_at_a_kill_becomes_interrupted_and_the_resumed_ta
     launch: Launch, backend: Backend, workspace: Path, data_dir: Path
 ) -> None:
     started, go = workspace / "started", workspace / "go"
-    command = (
-        f"touch {started}; n=0; while [ ! -e {go} ]; do n=$((n+1)); [ $n -gt 500 ] && exit 9; "
-        f"sleep 0.02; done; echo done > {workspace / 'side.txt'}"
-    )
+    command = held_command(started, go, then=f"echo done > {workspace / 'side.txt'}")
     script = [
         {"text": "Running it.", "toolCalls": [tool_call("RunCommand", "call_slow", command=command)]},
         {"text": "It was interrupted; I will leave it."},
     ]
     async with ScriptedGateway(script) as gateway:
-        first = await launch(gateway.url, label="before the crash")
-        await first.create_session(backend, workspace)
+        first = await open_session(launch, gateway.url, backend, workspace, label="before the crash")
         session_id = first.session_id or ""
-        await first.start_task("Run the slow thing")
-        asked = await first.event("approval_requested")
-        await first.approve(asked["payload"]["approvalId"])
-
-        async def running() -> bool:
-            return started.exists()
-
-        await eventually(running, timeout=15, what="the command to start")
+        await start_held_command(first, "Run the slow thing", started)
         await first.kill()
         go.touch()  # let the orphaned command end
         saved = Checkpoint.model_validate_json(checkpoint_path(data_dir, session_id).read_bytes())
@@ -82,19 +84,11 @@ async def test_a_tool_in_flight_at_a_kill_becomes_interrupted_and_the_resumed_ta
 async def test_an_idle_session_resumes_in_a_new_process_with_its_thread(
     launch: Launch, backend: Backend, workspace: Path
 ) -> None:
-    script = [
-        {"toolCalls": [tool_call("WriteFile", "w", path=str(workspace / "a.txt"), content="a")]},
-        {"text": "Wrote a."},
-        {"text": "Still here."},
-    ]
-    async with ScriptedGateway(script) as gateway:
-        first = await launch(gateway.url)
-        session_id = await run_one_task(first, backend, workspace)
-        await first.kill()
+    async with ScriptedGateway(write_a_script(workspace, {"text": "Still here."})) as gateway:
+        session_id = await crash_after_one_task(launch, gateway.url, backend, workspace)
         second = await launch(gateway.url)
         resumed = await second.resume(session_id)
-        await second.start_task("And now?", task_id="task_2")
-        end = await second.task_end("task_2")
+        end = await second.run_task("And now?", task_id="task_2")
         replayed = str(gateway.requests[2].body["messages"])
     assert resumed["sessionStatus"] == "SESSION_RUNNING"
     assert resumed["task"]["status"] == "TASK_COMPLETED"
@@ -114,14 +108,8 @@ CORRUPT_CHECKPOINTS = {
 async def test_a_corrupt_checkpoint_is_deleted_and_recovery_fails_clearly(
     launch: Launch, backend: Backend, workspace: Path, data_dir: Path
 ) -> None:
-    script = [
-        {"toolCalls": [tool_call("WriteFile", "w", path=str(workspace / "a.txt"), content="a")]},
-        {"text": "Wrote a."},
-    ]
-    async with ScriptedGateway(script) as gateway:
-        first = await launch(gateway.url)
-        session_id = await run_one_task(first, backend, workspace)
-        await first.kill()
+    async with ScriptedGateway(write_a_script(workspace)) as gateway:
+        session_id = await crash_after_one_task(launch, gateway.url, backend, workspace)
         path = checkpoint_path(data_dir, session_id)
         assert path.exists()
         second = await launch(gateway.url)
@@ -163,14 +151,8 @@ async def test_a_hostile_session_id_never_reaches_the_file_system(launch: Launch
 async def test_a_session_the_backend_cancelled_is_not_resumed_and_its_checkpoint_is_removed(
     launch: Launch, backend: Backend, workspace: Path, data_dir: Path
 ) -> None:
-    script = [
-        {"toolCalls": [tool_call("WriteFile", "w", path=str(workspace / "a.txt"), content="a")]},
-        {"text": "Wrote a."},
-    ]
-    async with ScriptedGateway(script) as gateway:
-        first = await launch(gateway.url)
-        session_id = await run_one_task(first, backend, workspace)
-        await first.kill()
+    async with ScriptedGateway(write_a_script(workspace)) as gateway:
+        session_id = await crash_after_one_task(launch, gateway.url, backend, workspace)
         async with backend.http() as http:
             cancelled = await http.post(f"/sessions/{session_id}/cancel", json={"reason": "user closed it"})
         assert cancelled.status_code == 200, cancelled.text

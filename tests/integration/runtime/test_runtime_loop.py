@@ -12,6 +12,7 @@ from tests.integration.runtime.harness import (
     Backend,
     Launch,
     Runtime,
+    open_session,
     result_text,
     tool_call,
     tool_results,
@@ -44,10 +45,8 @@ async def test_a_multi_step_task_runs_three_tools_per_step_and_feeds_results_bac
         {"text": "All done."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Tidy my notes", maxSteps=10)
-        end = await rt.task_end("task_1")
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        end = await rt.run_task("Tidy my notes", maxSteps=10)
         gateway.assert_done()
         requests = [request.body for request in gateway.requests]
         history = await backend.session_history(rt.workspace_id or "", rt.session_id or "")
@@ -131,8 +130,7 @@ async def test_tools_of_one_step_run_in_parallel_and_approvals_wait_independentl
         {"text": "They met."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
+        rt = await open_session(launch, gateway.url, backend, workspace)
         await rt.start_task("Run the three together")
         await rt.event("approval_requested", count=3)
         for event in rt.find("approval_requested"):
@@ -166,10 +164,8 @@ async def test_a_policy_denial_goes_back_to_the_model_which_recovers(
         {"text": "Written inside the project."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Write x")
-        end = await rt.task_end("task_1")
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        end = await rt.run_task("Write x")
         denied = tool_results(gateway.requests[1].body)
         history = await backend.session_history(rt.workspace_id or "", rt.session_id or "")
 
@@ -199,10 +195,8 @@ async def test_max_steps_fails_the_task_after_warning_at_eighty_percent(
         for k in range(1, 8)
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Write many files", maxSteps=5)
-        end = await rt.task_end("task_1")
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        end = await rt.run_task("Write many files", maxSteps=5)
         played = len(gateway.requests)
         state = await rt.state()
 
@@ -217,23 +211,26 @@ async def test_max_steps_fails_the_task_after_warning_at_eighty_percent(
     assert state["task"] == {"taskId": "task_1", "status": "TASK_FAILED", "stepCount": 5, "maxSteps": 5}
 
 
-async def test_the_same_failing_call_three_times_in_a_row_stops_the_task(
-    launch: Launch, backend: Backend, workspace: Path
-) -> None:
-    missing = str(workspace / "missing.txt")
-    script = {
-        "turns": [{"toolCalls": [tool_call("ReadFile", "call_x", path=missing)]}],
-        "repeatLastTurn": True,
-    }
+async def calls_until_stopped_as_repeated(
+    launch: Launch, backend: Backend, workspace: Path, call: dict[str, Any]
+) -> int:
+    """The model asks for ``call`` on every turn: the task must fail as a repeated tool call. Returns
+    how many LLM calls were made before it did."""
+    script = {"turns": [{"toolCalls": [call]}], "repeatLastTurn": True}
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Read it until it works")
-        end = await rt.task_end("task_1")
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        end = await rt.run_task("Read it again and again")
         played = len(gateway.requests)
     assert end["eventType"] == "task_failed"
     assert end["payload"]["reason"] == "repeated_tool_call"
-    assert played == 3
+    return played
+
+
+async def test_the_same_failing_call_three_times_in_a_row_stops_the_task(
+    launch: Launch, backend: Backend, workspace: Path
+) -> None:
+    call = tool_call("ReadFile", "call_x", path=str(workspace / "missing.txt"))
+    assert await calls_until_stopped_as_repeated(launch, backend, workspace, call) == 3
 
 
 async def test_the_same_succeeding_call_five_times_in_a_row_stops_the_task(
@@ -241,16 +238,7 @@ async def test_the_same_succeeding_call_five_times_in_a_row_stops_the_task(
 ) -> None:
     (workspace / "same.txt").write_text("same")
     call = tool_call("ReadFile", "call_x", path=str(workspace / "same.txt"))
-    script = {"turns": [{"toolCalls": [call]}], "repeatLastTurn": True}
-    async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Read it again and again")
-        end = await rt.task_end("task_1")
-        played = len(gateway.requests)
-    assert end["eventType"] == "task_failed"
-    assert end["payload"]["reason"] == "repeated_tool_call"
-    assert played == 5
+    assert await calls_until_stopped_as_repeated(launch, backend, workspace, call) == 5
 
 
 async def test_an_unknown_tool_is_reported_to_the_model_as_tool_not_found(
@@ -261,10 +249,8 @@ async def test_an_unknown_tool_is_reported_to_the_model_as_tool_not_found(
         {"text": "That tool does not exist."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Format")
-        end = await rt.task_end("task_1")
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        end = await rt.run_task("Format")
         (result,) = tool_results(gateway.requests[1].body)
     assert end["eventType"] == "task_completed"
     assert result.get("is_error") is True
@@ -284,10 +270,8 @@ async def test_exceeding_the_session_token_budget_fails_the_task_with_budget_exc
         {"text": "never reached"},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Spend it all")
-        end = await rt.task_end("task_1")
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        end = await rt.run_task("Spend it all")
         played = len(gateway.requests)
         state = await rt.state()
     assert end["eventType"] == "task_failed"
@@ -302,13 +286,10 @@ async def test_a_guardrail_block_fails_the_task_and_the_session_takes_a_new_one(
 ) -> None:
     script = [{"kind": "error", "status": 400, "message": "blocked by guardrail"}, {"text": "Hello again."}]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Say something forbidden", task_id="task_bad")
-        end = await rt.task_end("task_bad")
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        end = await rt.run_task("Say something forbidden", task_id="task_bad")
         assert len(gateway.requests) == 1  # a 400 is not retried (§6.4)
-        await rt.start_task("Say hello", task_id="task_good")
-        again = await rt.task_end("task_good")
+        again = await rt.run_task("Say hello", task_id="task_good")
     assert end["eventType"] == "task_failed"
     assert end["payload"]["reason"] == "guardrail_blocked"
     assert end["payload"]["error"]["code"] == "LLM_GUARDRAIL_BLOCKED"
@@ -320,10 +301,8 @@ async def test_a_rate_limit_is_retried_and_the_task_completes(
 ) -> None:
     script = [{"kind": "error", "status": 429, "retryAfter": 0}, {"text": "Fine now.", "chunkSize": 100}]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Hello")
-        end = await rt.task_end("task_1")
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        end = await rt.run_task("Hello")
         gateway.assert_done()
     assert end["eventType"] == "task_completed"
     assert [e["payload"]["text"] for e in rt.find("text_chunk")] == ["Fine now."]
@@ -335,10 +314,8 @@ async def test_a_stream_cut_midway_is_retried_and_the_partial_text_is_withdrawn_
 ) -> None:
     script = [{"text": "Partial answer that", "chunkSize": 4, "cutAfterChunks": 2}, {"text": "Whole answer."}]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Answer")
-        end = await rt.task_end("task_1")
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        end = await rt.run_task("Answer")
         gateway.assert_done()
         history = await backend.session_history(rt.workspace_id or "", rt.session_id or "")
     assert end["eventType"] == "task_completed"

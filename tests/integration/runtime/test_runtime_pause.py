@@ -13,6 +13,7 @@ from tests.integration.runtime.harness import (
     SHORT_BUNDLE_TTL_S,
     Backend,
     Launch,
+    open_session,
     result_text,
     tool_call,
     tool_results,
@@ -34,8 +35,7 @@ async def test_gateway_down_pauses_the_session_and_resume_continues_the_task_whe
     first = ScriptedGateway([{"toolCalls": [tool_call("RunCommand", "call_1", command=command)]}], port=port)
     await first.start()
     try:
-        rt = await launch(first.url)
-        await rt.create_session(backend, workspace)
+        rt = await open_session(launch, first.url, backend, workspace)
         await rt.start_task("Two steps")
         # The approval holds the loop between the two LLM calls: the gateway goes away meanwhile.
         asked = await rt.event("approval_requested")

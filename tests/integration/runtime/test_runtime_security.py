@@ -8,7 +8,14 @@ import os
 from pathlib import Path
 
 from agent_runtime.scripted_gateway import ScriptedGateway
-from tests.integration.runtime.harness import Backend, Launch, result_text, tool_call, tool_results
+from tests.integration.runtime.harness import (
+    Backend,
+    Launch,
+    open_session,
+    result_text,
+    tool_call,
+    tool_results,
+)
 
 GATEWAY_TOKEN = "gw-token-never-shown-3f9a"
 
@@ -30,8 +37,9 @@ async def test_escapes_from_the_project_are_denied_and_commands_never_see_the_se
         {"text": "I tried."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url, extra={"LLM_GATEWAY_AUTH_TOKEN": GATEWAY_TOKEN})
-        await rt.create_session(backend, workspace)
+        rt = await open_session(
+            launch, gateway.url, backend, workspace, extra={"LLM_GATEWAY_AUTH_TOKEN": GATEWAY_TOKEN}
+        )
         await rt.start_task("Escape")
         asked = await rt.event("approval_requested")
         assert asked["payload"]["details"]["command"] == "env"

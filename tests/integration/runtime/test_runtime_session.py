@@ -7,6 +7,7 @@ scripted gateway, exactly as the desktop does, and speaks JSON-RPC to it.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from agent_runtime.scripted_gateway import ScriptedGateway
 from contracts.errors import ErrorCode
 from contracts.ipc.client_core import RpcCallError
 from contracts.methods import CreateSessionResult, PatchPreview, SessionState
-from tests.integration.runtime.harness import Backend, Launch, tool_call
+from tests.integration.runtime.harness import Backend, Launch, Runtime, open_session, tool_call
 
 INVALID_PARAMS = -32602
 
@@ -62,15 +63,24 @@ async def test_create_session_answers_running_with_the_backends_ids_and_policy_v
     assert rt.id_chain_problems() == []
 
 
+async def refusal_in_a_session(
+    launch: Launch, backend: Backend, workspace: Path, call: Callable[[Runtime], Awaitable[object]]
+) -> RpcCallError:
+    """The error ``call`` fails with, made on a runtime with a session open (it must fail)."""
+    async with ScriptedGateway([]) as gateway:
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        with pytest.raises(RpcCallError) as refused:
+            await call(rt)
+    return refused.value
+
+
 async def test_a_second_create_session_in_the_same_process_is_refused(
     launch: Launch, backend: Backend, workspace: Path
 ) -> None:
-    async with ScriptedGateway([]) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        with pytest.raises(RpcCallError) as refused:
-            await rt.create_session(backend, workspace)
-    assert refused.value.error_code is ErrorCode.INVALID_REQUEST
+    refused = await refusal_in_a_session(
+        launch, backend, workspace, lambda rt: rt.create_session(backend, workspace)
+    )
+    assert refused.error_code is ErrorCode.INVALID_REQUEST
 
 
 async def test_an_incompatible_client_is_refused_with_the_compatibility_verdict(
@@ -111,8 +121,7 @@ async def test_bad_start_task_params_are_invalid_params_naming_the_field(
     launch: Launch, backend: Backend, workspace: Path
 ) -> None:
     async with ScriptedGateway([]) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
+        rt = await open_session(launch, gateway.url, backend, workspace)
         for params, field in BAD_START_TASK_PARAMS:
             with pytest.raises(RpcCallError) as refused:
                 await rt.call(
@@ -130,12 +139,10 @@ async def test_bad_start_task_params_are_invalid_params_naming_the_field(
 async def test_a_call_naming_another_session_is_refused(
     launch: Launch, backend: Backend, workspace: Path
 ) -> None:
-    async with ScriptedGateway([]) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        with pytest.raises(RpcCallError) as refused:
-            await rt.call("GetSessionState", {"sessionId": "sess_someone_else"})
-    assert refused.value.error_code is ErrorCode.SESSION_NOT_FOUND
+    refused = await refusal_in_a_session(
+        launch, backend, workspace, lambda rt: rt.call("GetSessionState", {"sessionId": "sess_someone_else"})
+    )
+    assert refused.error_code is ErrorCode.SESSION_NOT_FOUND
 
 
 async def test_start_task_answers_at_once_and_a_second_one_while_it_runs_is_refused(
@@ -144,8 +151,7 @@ async def test_start_task_answers_at_once_and_a_second_one_while_it_runs_is_refu
     # The first turn holds the stream open until released: the task is certainly running.
     script = [{"text": "Working on it", "chunkSize": 4, "holdAfterChunks": 1}, {"text": "unused"}]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
+        rt = await open_session(launch, gateway.url, backend, workspace)
         started = await rt.start_task("First job", task_id="task_a")
         await rt.event("text_chunk")
         with pytest.raises(RpcCallError) as refused:
@@ -175,10 +181,8 @@ async def test_patch_preview_lists_the_files_the_task_wrote(
         {"text": "Both written."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Write the files")
-        assert (await rt.task_end("task_1"))["eventType"] == "task_completed"
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        assert (await rt.run_task("Write the files"))["eventType"] == "task_completed"
         preview = PatchPreview.model_validate_json(
             json.dumps(await rt.call("GetPatchPreview", {"sessionId": rt.session_id}))
         )
@@ -200,10 +204,8 @@ async def test_shutdown_completes_the_session_exits_zero_and_removes_the_checkpo
         {"text": "Done."},
     ]
     async with ScriptedGateway(script) as gateway:
-        rt = await launch(gateway.url)
-        await rt.create_session(backend, workspace)
-        await rt.start_task("Write a")
-        assert (await rt.task_end("task_1"))["eventType"] == "task_completed"
+        rt = await open_session(launch, gateway.url, backend, workspace)
+        assert (await rt.run_task("Write a"))["eventType"] == "task_completed"
         checkpoint = data_dir / "checkpoints" / f"{rt.session_id}.json"
         result = await rt.shutdown()
         status = await rt.wait_exit()

@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from agent_runtime.agent_host.approval import ApprovalGate
 from agent_runtime.agent_host.policy import ApprovalRequired
 from contracts._base import WireModel
 from contracts.approvals import ApprovalDecisionRecord, ApprovalDetails
-from contracts.enums import RiskLevel
+from contracts.enums import ApprovalDecision, ApprovalScope, Capability, RiskLevel
 from contracts.errors import CoworkError, ErrorCode
 from contracts.events import EventType, SessionEvent
+from contracts.methods import ApproveActionParams
 
 SESSION_ID = "sess_approvals"
 WAIT_S = 5.0
@@ -36,6 +38,57 @@ def shell_outcome(command: str = "pytest -q", risk: RiskLevel = RiskLevel.MEDIUM
         action_summary=f"Run: {command}",
         details=ApprovalDetails(tool_name="RunCommand", command=command, cwd="/home/user/project"),
     )
+
+
+def make_gate(emitter: RecordingEmitter, timeout_s: float = 60.0) -> ApprovalGate:
+    """A gate of ``SESSION_ID`` that emits to ``emitter``, persists nothing and reads ``NOW``."""
+    return ApprovalGate(
+        session_id=SESSION_ID, emit=emitter, persist=None, timeout_s=timeout_s, clock=fixed_clock
+    )
+
+
+def ask(
+    gate: ApprovalGate,
+    command: str | None = "pytest -q",
+    capability: Capability = Capability.SHELL_EXEC,
+    risk: RiskLevel = RiskLevel.MEDIUM,
+    *,
+    step_id: str = "step_1",
+) -> asyncio.Task[ApprovalDecisionRecord]:
+    """The gate asked, in the background, to approve the command ``command``, which is also the grant
+    key (``None``: an action without one)."""
+    return asyncio.create_task(
+        gate.request(
+            shell_outcome(command or "echo", risk),
+            capability=capability,
+            grant_key=command,
+            task_id="task_1",
+            step_id=step_id,
+        )
+    )
+
+
+async def decide_next(
+    gate: ApprovalGate,
+    emitter: RecordingEmitter,
+    decision: ApprovalDecision,
+    scope: ApprovalScope,
+    waiter: asyncio.Task[ApprovalDecisionRecord],
+    *,
+    reason: str | None = None,
+) -> ApprovalDecisionRecord:
+    """Answer the next approval_requested event (one not there yet) and return the waiter's record."""
+    count = len(emitter.of(EventType.APPROVAL_REQUESTED)) + 1
+    requested = (await emitter.wait_for(EventType.APPROVAL_REQUESTED, count))[-1]
+    params = ApproveActionParams(
+        session_id=SESSION_ID,
+        approval_id=requested.payload["approvalId"],
+        decision=decision,
+        scope=scope,
+        reason=reason,
+    )
+    assert gate.decide(params).accepted
+    return await asyncio.wait_for(waiter, WAIT_S)
 
 
 class RecordingEmitter:

@@ -9,33 +9,22 @@ from datetime import timedelta
 import pytest
 
 from agent_runtime.agent_host.approval import ApprovalGate, WrongSession
-from contracts.approvals import ApprovalDecisionRecord, ApprovalRequest
+from contracts.approvals import ApprovalRequest
 from contracts.enums import ApprovalDecision, ApprovalScope, Capability, RiskLevel
 from contracts.errors import ErrorCode
 from contracts.events import ApprovalResolvedPayload, EventType
 from contracts.methods import ApproveActionParams
 
-from .approval_fakes import NOW, SESSION_ID, WAIT_S, RecordingEmitter, fixed_clock, shell_outcome
-
-
-def make_gate(emitter: RecordingEmitter, timeout_s: float = 60.0) -> ApprovalGate:
-    return ApprovalGate(
-        session_id=SESSION_ID, emit=emitter, persist=None, timeout_s=timeout_s, clock=fixed_clock
-    )
-
-
-def ask(
-    gate: ApprovalGate, command: str = "pytest -q", step_id: str = "step_1"
-) -> asyncio.Task[ApprovalDecisionRecord]:
-    return asyncio.create_task(
-        gate.request(
-            shell_outcome(command),
-            capability=Capability.SHELL_EXEC,
-            grant_key=command,
-            task_id="task_1",
-            step_id=step_id,
-        )
-    )
+from .approval_fakes import (
+    NOW,
+    SESSION_ID,
+    WAIT_S,
+    RecordingEmitter,
+    ask,
+    fixed_clock,
+    make_gate,
+    shell_outcome,
+)
 
 
 def answer(

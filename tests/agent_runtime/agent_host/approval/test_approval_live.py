@@ -5,43 +5,29 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from agent_runtime.agent_host.approval import ApprovalGate
 from agent_runtime.agent_host.events import EventEmitter
 from agent_runtime.agent_host.services import BackendClient, BackendConfig
-from contracts.approvals import ApprovalDecisionRecord
 from contracts.enums import ApprovalDecision, ApprovalScope, Capability, CompatibilityStatus, OsFamily
 from contracts.events import SessionEvent
 from contracts.methods import ApproveActionParams, ClientInfo
 from contracts.rest.approvals import ApprovalList
 from contracts.rest.sessions import CreateSessionRequest
-from tests.support.peers import REPO_ROOT
+from tests.support.backend import Backend, start_backend
 
-from .approval_fakes import WAIT_S, shell_outcome
+from .approval_fakes import WAIT_S, ask
 
 
 @pytest.fixture(scope="module")
-def backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    data_dir = tmp_path_factory.mktemp("approval-backend") / "data"
-    command = [sys.executable, "-m", "backend.cli", "serve", "--store", "local", "--data-dir", str(data_dir)]
-    with subprocess.Popen(
-        [*command, "--port", "0", "--log-level", "warning"], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True
-    ) as process:
-        try:
-            assert process.stdout is not None
-            assert json.loads(process.stdout.readline())["event"] == "ready"
-            yield json.loads((data_dir / "backend.json").read_text())
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+def backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
+    with start_backend(tmp_path_factory.mktemp("approval-backend") / "data") as running:
+        yield running
 
 
 class Desktop:
@@ -70,10 +56,10 @@ class Desktop:
 
 
 async def test_decisions_reach_the_desktop_the_event_log_and_the_approval_service(
-    backend: dict[str, Any], tmp_path: Path
+    backend: Backend, tmp_path: Path
 ) -> None:
     config = BackendConfig.from_environment(
-        {"COWORK_BACKEND_URL": backend["url"], "COWORK_BACKEND_TOKEN": backend["token"]}
+        {"COWORK_BACKEND_URL": backend.url, "COWORK_BACKEND_TOKEN": backend.token}
     )
     async with BackendClient(config) as client:
         created = await client.create_session(
@@ -97,18 +83,7 @@ async def test_decisions_reach_the_desktop_the_event_log_and_the_approval_servic
             session_id=session_id, emit=emitter.emit, persist=client.record_approval, timeout_s=30
         )
 
-        def ask(command: str) -> asyncio.Task[ApprovalDecisionRecord]:
-            return asyncio.create_task(
-                gate.request(
-                    shell_outcome(command),
-                    capability=Capability.SHELL_EXEC,
-                    grant_key=command,
-                    task_id="task_1",
-                    step_id="step_1",
-                )
-            )
-
-        first = ask("pytest -q")
+        first = ask(gate, "pytest -q")
         shown = await desktop.next_request()
         assert gate.decide(
             ApproveActionParams(
@@ -119,8 +94,8 @@ async def test_decisions_reach_the_desktop_the_event_log_and_the_approval_servic
             )
         ).accepted
         approved = await asyncio.wait_for(first, WAIT_S)
-        covered = await asyncio.wait_for(ask("pytest -q"), WAIT_S)
-        refused = ask("rm -rf build")
+        covered = await asyncio.wait_for(ask(gate, "pytest -q"), WAIT_S)
+        refused = ask(gate, "rm -rf build")
         shown = await desktop.next_request()
         gate.decide(
             ApproveActionParams(
@@ -137,9 +112,7 @@ async def test_decisions_reach_the_desktop_the_event_log_and_the_approval_servic
 
     assert gate.persister is not None
     assert gate.persister.persisted == 3
-    async with httpx.AsyncClient(
-        base_url=backend["url"], headers={"authorization": f"Bearer {backend['token']}"}
-    ) as http:
+    async with backend.http() as http:
         listed = await http.get("/approvals", params={"sessionId": session_id})
     assert listed.status_code == 200, listed.text
     stored = ApprovalList.model_validate_json(listed.text).approvals

@@ -12,8 +12,6 @@ import pytest
 from agent_runtime.agent_host.approval import ApprovalGate
 from contracts.approvals import ApprovalDecisionRecord
 from contracts.enums import ApprovalDecision, ApprovalScope, Capability
-from contracts.events import EventType
-from contracts.methods import ApproveActionParams
 
 from .approval_fakes import (
     SESSION_ID,
@@ -22,6 +20,8 @@ from .approval_fakes import (
     RecordingEmitter,
     Rejected,
     Unreachable,
+    ask,
+    decide_next,
     fixed_clock,
     shell_outcome,
 )
@@ -45,26 +45,9 @@ def make_gate(
 async def approve_one(
     gate: ApprovalGate, emitter: RecordingEmitter, command: str = "pytest -q"
 ) -> ApprovalDecisionRecord:
-    waiter = asyncio.create_task(
-        gate.request(
-            shell_outcome(command),
-            capability=Capability.SHELL_EXEC,
-            grant_key=command,
-            task_id="task_1",
-            step_id="step_1",
-        )
+    return await decide_next(
+        gate, emitter, ApprovalDecision.APPROVED, ApprovalScope.SESSION, ask(gate, command)
     )
-    count = len(emitter.of(EventType.APPROVAL_REQUESTED)) + 1
-    requested = (await emitter.wait_for(EventType.APPROVAL_REQUESTED, count))[-1]
-    gate.decide(
-        ApproveActionParams(
-            session_id=SESSION_ID,
-            approval_id=requested.payload["approvalId"],
-            decision=ApprovalDecision.APPROVED,
-            scope=ApprovalScope.SESSION,
-        )
-    )
-    return await asyncio.wait_for(waiter, WAIT_S)
 
 
 async def test_every_decision_is_posted_to_the_approval_service() -> None:

@@ -14,7 +14,7 @@ from contracts.enums import ApprovalDecision, ApprovalScope, Capability, Session
 from contracts.events import EventType
 from contracts.methods import ApproveActionParams
 
-from .approval_fakes import NOW, SESSION_ID, WAIT_S, RecordingEmitter, fixed_clock, shell_outcome
+from .approval_fakes import NOW, SESSION_ID, WAIT_S, RecordingEmitter, ask, decide_next, make_gate
 
 
 class RecordWithGrant(ApprovalDecisionRecord):
@@ -24,47 +24,35 @@ class RecordWithGrant(ApprovalDecisionRecord):
     grant_key: str | None = None
 
 
-def make_gate(emitter: RecordingEmitter) -> ApprovalGate:
-    return ApprovalGate(session_id=SESSION_ID, emit=emitter, persist=None, timeout_s=60, clock=fixed_clock)
+def record_fields(approval_id: str) -> dict[str, object]:
+    """An approval of this session decided five minutes before ``NOW``."""
+    return {
+        "approval_id": approval_id,
+        "session_id": SESSION_ID,
+        "task_id": "task_0",
+        "step_id": "step_0",
+        "decision": ApprovalDecision.APPROVED,
+        "decided_at": NOW - timedelta(minutes=5),
+    }
 
 
 def record(approval_id: str, **changes: object) -> ApprovalDecisionRecord:
-    fields: dict[str, object] = {
-        "approval_id": approval_id,
-        "session_id": SESSION_ID,
-        "task_id": "task_0",
-        "step_id": "step_0",
-        "decision": ApprovalDecision.APPROVED,
-        "decided_at": NOW - timedelta(minutes=5),
-    }
-    fields.update(changes)
-    return ApprovalDecisionRecord.model_validate(fields)
+    return ApprovalDecisionRecord.model_validate({**record_fields(approval_id), **changes})
 
 
 def grant_record(approval_id: str, capability: Capability, key: str, **changes: object) -> RecordWithGrant:
-    fields: dict[str, object] = {
-        "approval_id": approval_id,
-        "session_id": SESSION_ID,
-        "task_id": "task_0",
-        "step_id": "step_0",
-        "decision": ApprovalDecision.APPROVED,
-        "decided_at": NOW - timedelta(minutes=5),
-        "scope": ApprovalScope.SESSION,
-        "capability": capability,
-        "grant_key": key,
-    }
-    fields.update(changes)
-    return RecordWithGrant.model_validate(fields)
+    grant = {"scope": ApprovalScope.SESSION, "capability": capability, "grant_key": key}
+    return RecordWithGrant.model_validate({**record_fields(approval_id), **grant, **changes})
 
 
-def request(
-    gate: ApprovalGate, key: str, capability: Capability = Capability.SHELL_EXEC
-) -> asyncio.Task[ApprovalDecisionRecord]:
-    return asyncio.create_task(
-        gate.request(
-            shell_outcome(key), capability=capability, grant_key=key, task_id="task_1", step_id="step_1"
-        )
-    )
+async def gate_with_a_session_grant(
+    emitter: RecordingEmitter, key: str, *, reason: str | None = None
+) -> ApprovalGate:
+    """A gate on which the user approved the shell command ``key`` for the rest of the session."""
+    gate = make_gate(emitter)
+    waiter = ask(gate, key)
+    await decide_next(gate, emitter, ApprovalDecision.APPROVED, ApprovalScope.SESSION, waiter, reason=reason)
+    return gate
 
 
 async def test_restored_decisions_come_first_in_the_records_and_are_not_decided_again() -> None:
@@ -108,39 +96,17 @@ async def test_a_restored_session_grant_covers_its_exact_action_again() -> None:
         (Capability.SHELL_EXEC, "pytest -q", "appr_grant")
     ]
 
-    covered = await asyncio.wait_for(request(gate, "pytest -q"), WAIT_S)
+    covered = await asyncio.wait_for(ask(gate, "pytest -q"), WAIT_S)
     assert covered.decision is ApprovalDecision.APPROVED
     assert "appr_grant" in (covered.reason or "")
 
     for key in ("make", "ls", "pytest -q "):
-        waiter = request(gate, key)
-        count = len(emitter.of(EventType.APPROVAL_REQUESTED)) + 1
-        asked = (await emitter.wait_for(EventType.APPROVAL_REQUESTED, count))[-1]
-        gate.decide(
-            ApproveActionParams(
-                session_id=SESSION_ID,
-                approval_id=asked.payload["approvalId"],
-                decision=ApprovalDecision.DENIED,
-            )
-        )
-        assert (await asyncio.wait_for(waiter, WAIT_S)).decision is ApprovalDecision.DENIED
+        denied = await decide_next(gate, emitter, ApprovalDecision.DENIED, ApprovalScope.ONCE, ask(gate, key))
+        assert denied.decision is ApprovalDecision.DENIED
 
 
 async def test_records_fit_the_checkpoint_and_read_back_from_its_json() -> None:
-    emitter = RecordingEmitter()
-    gate = make_gate(emitter)
-    waiter = request(gate, "pytest -q")
-    (asked,) = await emitter.wait_for(EventType.APPROVAL_REQUESTED)
-    gate.decide(
-        ApproveActionParams(
-            session_id=SESSION_ID,
-            approval_id=asked.payload["approvalId"],
-            decision=ApprovalDecision.APPROVED,
-            scope=ApprovalScope.SESSION,
-            reason="fine",
-        )
-    )
-    await asyncio.wait_for(waiter, WAIT_S)
+    gate = await gate_with_a_session_grant(RecordingEmitter(), "pytest -q", reason="fine")
 
     checkpoint = Checkpoint(
         checkpoint_version="1.0",
@@ -167,19 +133,7 @@ async def test_records_fit_the_checkpoint_and_read_back_from_its_json() -> None:
     reason="contracts.approvals.ApprovalDecisionRecord has no capability/grantKey fields yet",
 )
 async def test_a_session_grant_survives_a_checkpoint_round_trip() -> None:
-    emitter = RecordingEmitter()
-    gate = make_gate(emitter)
-    waiter = request(gate, "pytest -q")
-    (asked,) = await emitter.wait_for(EventType.APPROVAL_REQUESTED)
-    gate.decide(
-        ApproveActionParams(
-            session_id=SESSION_ID,
-            approval_id=asked.payload["approvalId"],
-            decision=ApprovalDecision.APPROVED,
-            scope=ApprovalScope.SESSION,
-        )
-    )
-    await asyncio.wait_for(waiter, WAIT_S)
+    gate = await gate_with_a_session_grant(RecordingEmitter(), "pytest -q")
     wire = [
         ApprovalDecisionRecord.model_validate_json(r.model_dump_json(by_alias=True)) for r in gate.records
     ]
@@ -188,6 +142,6 @@ async def test_a_session_grant_survives_a_checkpoint_round_trip() -> None:
     resumed = make_gate(resumed_emitter)
     resumed.restore(wire)
 
-    covered = await asyncio.wait_for(request(resumed, "pytest -q"), WAIT_S)
+    covered = await asyncio.wait_for(ask(resumed, "pytest -q"), WAIT_S)
     assert covered.decision is ApprovalDecision.APPROVED
     assert resumed_emitter.of(EventType.APPROVAL_REQUESTED) == []

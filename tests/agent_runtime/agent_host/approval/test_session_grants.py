@@ -12,45 +12,7 @@ from contracts.enums import ApprovalDecision, ApprovalScope, Capability, RiskLev
 from contracts.events import EventType
 from contracts.methods import ApproveActionParams
 
-from .approval_fakes import SESSION_ID, WAIT_S, RecordingEmitter, fixed_clock, shell_outcome
-
-
-def make_gate(emitter: RecordingEmitter) -> ApprovalGate:
-    return ApprovalGate(session_id=SESSION_ID, emit=emitter, persist=None, timeout_s=60, clock=fixed_clock)
-
-
-def ask(
-    gate: ApprovalGate,
-    grant_key: str | None,
-    capability: Capability = Capability.SHELL_EXEC,
-    risk: RiskLevel = RiskLevel.MEDIUM,
-) -> asyncio.Task[ApprovalDecisionRecord]:
-    return asyncio.create_task(
-        gate.request(
-            shell_outcome(grant_key or "echo", risk),
-            capability=capability,
-            grant_key=grant_key,
-            task_id="task_1",
-            step_id="step_1",
-        )
-    )
-
-
-async def decide_next(
-    gate: ApprovalGate,
-    emitter: RecordingEmitter,
-    decision: ApprovalDecision,
-    scope: ApprovalScope,
-    waiter: asyncio.Task[ApprovalDecisionRecord],
-) -> ApprovalDecisionRecord:
-    """Answer the newest approval_requested event and return the waiter's record."""
-    count = len(emitter.of(EventType.APPROVAL_REQUESTED)) + 1
-    requested = (await emitter.wait_for(EventType.APPROVAL_REQUESTED, count))[-1]
-    params = ApproveActionParams(
-        session_id=SESSION_ID, approval_id=requested.payload["approvalId"], decision=decision, scope=scope
-    )
-    assert gate.decide(params).accepted
-    return await asyncio.wait_for(waiter, WAIT_S)
+from .approval_fakes import SESSION_ID, WAIT_S, RecordingEmitter, ask, decide_next, make_gate
 
 
 async def granted_gate(

@@ -1,8 +1,7 @@
-"""Fixtures: a project folder and an outside folder in tmp, the real tool runtime, a dispatch on them."""
+"""Fixtures: a workspace folder and an outside folder in tmp, the real tool runtime, a dispatch on them."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -10,32 +9,14 @@ import pytest
 from agent_runtime.agent_host.routing import ToolDispatch, ToolTimeouts
 from agent_runtime.tool_runtime import LocalToolRouter
 from tests.agent_runtime.agent_host.routing.support import FakeUploader
+from tests.agent_runtime.tool_runtime.fixtures import new_folder, router, spool_dir, workspace
 
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root.resolve()
+__all__ = ["dispatch", "outside", "router", "spool_dir", "upload_failures", "uploader", "workspace"]
 
 
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
-    root = tmp_path / "outside"
-    root.mkdir()
-    return root.resolve()
-
-
-@pytest.fixture
-def spool_dir(tmp_path: Path) -> Path:
-    return tmp_path / "spool"
-
-
-@pytest.fixture
-async def router(workspace: Path, spool_dir: Path) -> AsyncIterator[LocalToolRouter]:
-    tools = LocalToolRouter(workspace_root=workspace, spool_dir=spool_dir, kill_grace_seconds=0.5)
-    yield tools
-    await tools.aclose()
+    return new_folder(tmp_path, "outside")
 
 
 @pytest.fixture

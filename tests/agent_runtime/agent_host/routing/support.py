@@ -1,35 +1,24 @@
-"""Helpers for the routing tests: a fake Workspace Service uploader, calls, process checks."""
+"""Helpers for the routing tests: a fake Workspace Service uploader, calls.
+
+Result and process checks are the tool runtime tests' own (``tests.agent_runtime.tool_runtime.support``).
+"""
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import time
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import psutil
-
-from contracts.enums import ToolStatus
 from contracts.errors import CoworkError, ErrorCode
 from contracts.rest.workspaces import ArtifactUploadRequest, ArtifactUploadResponse
-from contracts.tools import ToolCall, ToolResult
+from contracts.tools import ToolCall
 
 IDS = {"session_id": "sess-1", "task_id": "task-1", "step_id": "step-1"}
 
 
 def tool_call(name: str, call_id: str = "call-1", **arguments: Any) -> ToolCall:
     return ToolCall(tool_call_id=call_id, tool_name=name, arguments=arguments)
-
-
-def failed_with(result: ToolResult | None, code: ErrorCode) -> bool:
-    return (
-        result is not None
-        and result.status is ToolStatus.FAILED
-        and result.error is not None
-        and result.error.code is code
-    )
 
 
 class FakeUploader:
@@ -71,21 +60,3 @@ class Unreachable(CoworkError):
         super().__init__(
             ErrorCode.WORKSPACE_UPLOAD_FAILED, "The Workspace Service is unreachable", retryable=True
         )
-
-
-def gone(pid: int) -> bool:
-    """The process has exited (a zombie waiting for its parent counts as exited)."""
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-def still_running(pids: Sequence[int], timeout: float = 10.0) -> list[int]:
-    """The pids still running after at most ``timeout`` seconds (bounded poll)."""
-    deadline = time.monotonic() + timeout
-    alive = [pid for pid in pids if not gone(pid)]
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.02)
-        alive = [pid for pid in alive if not gone(pid)]
-    return alive

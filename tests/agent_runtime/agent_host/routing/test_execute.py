@@ -15,19 +15,13 @@ from typing import Any
 import psutil
 import pytest
 
-from agent_runtime.agent_host.routing import PreparedCall, ToolDispatch, ToolTimeouts
+from agent_runtime.agent_host.routing import DEFAULT_TIMEOUTS, PreparedCall, ToolDispatch, ToolTimeouts
 from agent_runtime.tool_runtime import LocalToolRouter
 from contracts.enums import ArtifactType, Capability, ToolStatus
 from contracts.errors import ErrorCode
 from contracts.tools import ToolArtifact, ToolDefinition, ToolRequest, ToolResult
-from tests.agent_runtime.agent_host.routing.support import (
-    IDS,
-    FakeUploader,
-    Unreachable,
-    failed_with,
-    still_running,
-    tool_call,
-)
+from tests.agent_runtime.agent_host.routing.support import IDS, FakeUploader, Unreachable, tool_call
+from tests.agent_runtime.tool_runtime.support import failed_with, wait_gone
 
 WORKSPACE_ID = "ws-1"
 
@@ -90,7 +84,7 @@ async def test_a_command_past_its_category_timeout_fails_with_timeout_and_leaves
     assert result.error is not None
     assert "0.2 seconds" in result.error.message
     assert elapsed < 4.0
-    assert still_running(processes_with(marker), timeout=5) == []
+    assert wait_gone(processes_with(marker), timeout=5) == []
 
 
 async def test_the_commands_own_timeout_argument_wins_over_the_category_default(
@@ -133,7 +127,7 @@ async def test_cancelling_execute_kills_the_command_and_propagates(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert still_running(processes_with(marker), timeout=5) == []
+    assert wait_gone(processes_with(marker), timeout=5) == []
 
 
 async def test_a_prepared_failure_is_returned_without_running_anything(
@@ -192,6 +186,24 @@ class ScriptedRouter:
         self.closed = True
 
 
+async def run_reporting_upload_failures(
+    router: ScriptedRouter,
+    workspace: Path,
+    uploader: FakeUploader,
+    timeouts: ToolTimeouts = DEFAULT_TIMEOUTS,
+) -> tuple[ToolResult, list[tuple[str, str]]]:
+    """``RunCommand ls`` through a dispatch on ``router``: its result and the upload failures it reported."""
+    failures: list[tuple[str, str]] = []
+    dispatch = ToolDispatch(
+        router,
+        workspace_roots=[str(workspace)],
+        uploader=uploader,
+        on_upload_failed=lambda name, reason: failures.append((name, reason)),
+        timeouts=timeouts,
+    )
+    return await run(dispatch, "RunCommand", command="ls"), failures
+
+
 def command_result(*artifacts: ToolArtifact) -> ToolResult:
     return ToolResult(
         tool_name="RunCommand",
@@ -246,14 +258,7 @@ async def test_an_unreadable_spool_file_is_reported_and_still_released(
     )
     inline = ToolArtifact(artifact_type=ArtifactType.FILE_DIFF, artifact_name="a.diff", text="+x\n")
     router = ScriptedRouter(result=command_result(missing, inline))
-    failures: list[tuple[str, str]] = []
-    dispatch = ToolDispatch(
-        router,
-        workspace_roots=[str(workspace)],
-        uploader=uploader,
-        on_upload_failed=lambda name, reason: failures.append((name, reason)),
-    )
-    result = await run(dispatch, "RunCommand", command="ls")
+    result, failures = await run_reporting_upload_failures(router, workspace, uploader)
     assert result.status is ToolStatus.SUCCEEDED
     assert [name for name, _ in failures] == ["stdout"]
     assert len(result.artifact_uris) == 1  # the inline one still went up
@@ -271,14 +276,7 @@ async def test_an_artifact_the_service_would_refuse_is_reported_not_sent(
         text="x",
     )
     router = ScriptedRouter(result=command_result(odd))
-    failures: list[tuple[str, str]] = []
-    dispatch = ToolDispatch(
-        router,
-        workspace_roots=[str(workspace)],
-        uploader=uploader,
-        on_upload_failed=lambda name, reason: failures.append((name, reason)),
-    )
-    result = await run(dispatch, "RunCommand", command="ls")
+    result, failures = await run_reporting_upload_failures(router, workspace, uploader)
     assert result.status is ToolStatus.SUCCEEDED
     assert uploader.uploads == []
     assert len(failures) == 1
@@ -292,15 +290,9 @@ async def test_an_uploader_that_hangs_is_given_up_on_within_the_upload_timeout(w
 
     artifact = ToolArtifact(artifact_type=ArtifactType.TOOL_OUTPUT, artifact_name="stdout", text="x")
     router = ScriptedRouter(result=command_result(artifact))
-    failures: list[tuple[str, str]] = []
-    dispatch = ToolDispatch(
-        router,
-        workspace_roots=[str(workspace)],
-        uploader=Hanging(),
-        on_upload_failed=lambda name, reason: failures.append((name, reason)),
-        timeouts=ToolTimeouts(upload_s=0.1),
+    result, failures = await asyncio.wait_for(
+        run_reporting_upload_failures(router, workspace, Hanging(), ToolTimeouts(upload_s=0.1)), 10
     )
-    result = await asyncio.wait_for(run(dispatch, "RunCommand", command="ls"), 10)
     assert result.status is ToolStatus.SUCCEEDED
     assert failures
     assert "did not answer" in failures[0][1]

@@ -15,7 +15,8 @@ from agent_runtime.tool_runtime import LocalToolRouter
 from contracts.enums import ApprovalMode, Capability, OsFamily
 from contracts.errors import ErrorCode
 from tests.agent_runtime.agent_host.policy.bundles import NOW, bundle_json
-from tests.agent_runtime.agent_host.routing.support import IDS, failed_with, tool_call
+from tests.agent_runtime.agent_host.routing.support import IDS, tool_call
+from tests.agent_runtime.tool_runtime.support import failed_with
 
 
 def test_only_tools_with_granted_capabilities_are_offered(dispatch: ToolDispatch) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -46,7 +44,7 @@ from contracts.rest.sessions import (
 )
 from contracts.rest.workspaces import ArtifactUploadRequest
 from contracts.signing import key_id, sign_bundle
-from tests.support.peers import REPO_ROOT
+from tests.support.backend import Backend, start_backend
 
 from .fakes import CuttingProxy
 
@@ -58,27 +56,19 @@ deprecated = "<0.5"
 
 
 @pytest.fixture(scope="module")
-def backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
     root = tmp_path_factory.mktemp("backend")
-    data_dir, config_dir = root / "data", root / "config"
+    config_dir = root / "config"
     config_dir.mkdir()
     (config_dir / "backend.toml").write_text(BACKEND_TOML)
-    command = [sys.executable, "-m", "backend.cli", "serve", "--store", "local", "--data-dir", str(data_dir)]
-    command += ["--config-dir", str(config_dir), "--port", "0", "--log-level", "warning"]
-    with subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True) as process:
-        try:
-            assert process.stdout is not None
-            assert json.loads(process.stdout.readline())["event"] == "ready"
-            yield json.loads((data_dir / "backend.json").read_text())
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    with start_backend(root / "data", config_dir=config_dir) as running:
+        yield running
 
 
 @pytest.fixture
-def config(backend: dict[str, Any]) -> BackendConfig:
+def config(backend: Backend) -> BackendConfig:
     return BackendConfig.from_environment(
-        {"COWORK_BACKEND_URL": backend["url"], "COWORK_BACKEND_TOKEN": backend["token"]}
+        {"COWORK_BACKEND_URL": backend.url, "COWORK_BACKEND_TOKEN": backend.token}
     )
 
 
@@ -227,11 +217,11 @@ async def test_an_artifact_upload_repeated_with_its_idempotency_key_returns_the_
 
 
 async def test_an_upload_whose_answer_was_lost_is_retried_and_stored_once(
-    config: BackendConfig, backend: dict[str, Any], tmp_path: Path
+    config: BackendConfig, backend: Backend, tmp_path: Path
 ) -> None:
     async with BackendClient(config) as direct:
         created = await new_session(direct, tmp_path)
-    url = httpx.URL(backend["url"])
+    url = httpx.URL(backend.url)
     async with CuttingProxy(url.host, url.port or 80, cut=1) as proxy:
         proxied = BackendConfig(url=proxy.url, token=config.token)
         async with BackendClient(proxied, base_delay_s=0.0) as client:
@@ -239,8 +229,7 @@ async def test_an_upload_whose_answer_was_lost_is_retried_and_stored_once(
         assert proxy.cut_done == 1
         assert proxy.connections == 2
     assert uploaded.outcome == "unchanged"  # the first attempt stored it; the retry found it
-    headers = {"authorization": f"Bearer {config.token}"}
-    async with httpx.AsyncClient(base_url=backend["url"], headers=headers) as raw:
+    async with backend.http() as raw:
         listed = await raw.get(
             f"/workspaces/{created.workspace_id}/artifacts", params={"sessionId": created.session_id}
         )
@@ -248,9 +237,9 @@ async def test_an_upload_whose_answer_was_lost_is_retried_and_stored_once(
 
 
 async def test_a_lost_create_answer_is_not_retried_so_no_second_session_appears(
-    config: BackendConfig, backend: dict[str, Any], tmp_path: Path
+    config: BackendConfig, backend: Backend, tmp_path: Path
 ) -> None:
-    url = httpx.URL(backend["url"])
+    url = httpx.URL(backend.url)
     async with CuttingProxy(url.host, url.port or 80, cut=1) as proxy:
         proxied = BackendConfig(url=proxy.url, token=config.token)
         async with BackendClient(proxied, base_delay_s=0.0) as client:
@@ -288,9 +277,9 @@ async def test_an_approval_is_recorded_once_and_a_conflicting_one_is_rejected(
 
 
 async def test_published_keys_match_the_pinned_ones_and_a_tampered_bundle_fails(
-    config: BackendConfig, backend: dict[str, Any], tmp_path: Path
+    config: BackendConfig, backend: Backend, tmp_path: Path
 ) -> None:
-    pinned = keys_from_environment({"COWORK_POLICY_KEYS": json.dumps(backend["policyKeys"])})
+    pinned = keys_from_environment({"COWORK_POLICY_KEYS": json.dumps(backend.policy_keys)})
     assert pinned is not None
     async with BackendClient(config) as client:
         fetched = await client.policy_keys()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from contracts.approvals import ApprovalDecisionRecord
 from contracts.checkpoint import Checkpoint, CheckpointTask
@@ -27,34 +28,26 @@ def thread_messages(session_id: str, count: int, *, seed: int = 7) -> list[Conve
     messages: list[ConversationMessage] = []
     step = 0
     while len(messages) < count:
-        at = START + timedelta(seconds=len(messages))
-        message_id = f"msg_{len(messages):06d}"
+        common: dict[str, Any] = {
+            "message_id": f"msg_{len(messages):06d}",
+            "session_id": session_id,
+            "task_id": "task_001",
+            "timestamp": START + timedelta(seconds=len(messages)),
+        }
         if len(messages) % 20 == 0:
             text = "Refactor the API client and add tests for the retry logic. " * rng.randint(5, 30)
-            messages.append(
-                ConversationMessage(
-                    message_id=message_id,
-                    session_id=session_id,
-                    task_id="task_001",
-                    role=Role.USER,
-                    content=text,
-                    timestamp=at,
-                )
-            )
+            messages.append(ConversationMessage(**common, role=Role.USER, content=text))
             continue
         step += 1
         call_id = f"call_{step:05d}"
+        common["step_id"] = f"step_{step:03d}"
         if messages[-1].role is not Role.ASSISTANT:
             messages.append(
                 ConversationMessage(
-                    message_id=message_id,
-                    session_id=session_id,
-                    task_id="task_001",
-                    step_id=f"step_{step:03d}",
+                    **common,
                     role=Role.ASSISTANT,
                     content=PROSE * rng.randint(4, 24),
                     token_count=rng.randint(80, 500),
-                    timestamp=at,
                     tool_calls=[
                         ToolCall(
                             tool_call_id=call_id,
@@ -67,14 +60,10 @@ def thread_messages(session_id: str, count: int, *, seed: int = 7) -> list[Conve
         else:
             messages.append(
                 ConversationMessage(
-                    message_id=message_id,
-                    session_id=session_id,
-                    task_id="task_001",
-                    step_id=f"step_{step:03d}",
+                    **common,
                     role=Role.TOOL,
                     content=CODE * rng.randint(2, 12),
                     token_count=rng.randint(100, 700),
-                    timestamp=at,
                     tool_call_id=f"call_{step - 1:05d}",
                     tool_name="ReadFile",
                     tool_status=ToolStatus.SUCCEEDED,
