@@ -12,8 +12,6 @@ An unknown or already-resolved ``approvalId`` is not an error: the desktop may r
 
 from __future__ import annotations
 
-from typing import Any
-
 from contracts.errors import CoworkError, ErrorCode
 
 __all__ = ["ApprovalConfigError", "ApprovalError", "WrongSession"]
@@ -21,16 +19,6 @@ __all__ = ["ApprovalConfigError", "ApprovalError", "WrongSession"]
 
 class ApprovalError(CoworkError):
     """Root of the approval gate's errors; ``.shape`` is the seed's error shape (seed 001 §6.5)."""
-
-    def __init__(
-        self,
-        code: ErrorCode,
-        message: str,
-        *,
-        retryable: bool = False,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(code, message, retryable=retryable, details=details)
 
 
 class WrongSession(ApprovalError):
