@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -222,8 +224,17 @@ class ChildProcess:
         on_notification: NotificationHandler | None = None,
         on_stderr: Callable[[bytes], None] | None = None,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        own_process_group: bool = False,
     ) -> tuple[JsonRpcClient, ChildProcess]:
+        """Start ``argv`` with pipes. ``own_process_group``: the terminal's Ctrl-C reaches only the
+        parent, which decides what it means (cancel the task first, stop on the second)."""
         loop = asyncio.get_running_loop()
+        group: dict[str, Any] = {}
+        if own_process_group:
+            if sys.platform == "win32":
+                group["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+            else:
+                group["start_new_session"] = True
         protocol = _ChildProtocol(on_stderr, loop.create_future())
         transport, _ = await loop.subprocess_exec(
             lambda: protocol,
@@ -233,6 +244,7 @@ class ChildProcess:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            **group,
         )
         stdin = cast(asyncio.WriteTransport, transport.get_pipe_transport(0))
         client = JsonRpcClient(stdin, on_notification=on_notification, max_frame_bytes=max_frame_bytes)

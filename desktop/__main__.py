@@ -1,0 +1,7 @@
+"""``python -m desktop`` is ``cowork``."""
+
+import sys
+
+from desktop.cli import main
+
+sys.exit(main())

@@ -1,0 +1,121 @@
+"""``cowork``: the Cowork client's command line. ``cowork exec`` runs one task headlessly."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+EXEC_EPILOG = """\
+exit status:
+  0  the task completed
+  1  the task failed
+  2  invalid flags or arguments
+  3  configuration: missing workspace, unreachable gateway or backend, unusable settings
+  4  the token budget was exceeded
+  5  the policy or an approval refused an action the task needed
+  6  the session paused (the gateway or backend kept failing); --resume continues it
+  7  the agent runtime stopped unexpectedly; --resume continues from its checkpoint
+  130  cancelled with Ctrl-C (a second Ctrl-C stops at once)
+
+gateway: --endpoint/--api/--model, else LLM_GATEWAY_ENDPOINT, LLM_GATEWAY_API, LLM_GATEWAY_MODEL and
+LLM_GATEWAY_AUTH_TOKEN, else the desktop's saved settings (token in the OS keychain); --demo for the
+offline demo model. backend: COWORK_BACKEND_URL and COWORK_BACKEND_TOKEN, else the local backend
+(reused if running, else started for the run).
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cowork", description="Cowork, the local-first agent.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = commands.add_parser(
+        "exec",
+        help="run one task without the desktop window",
+        description="Run one task in a workspace and print the assistant's answer as it streams "
+        "(tool activity and status go to stderr).",
+        epilog=EXEC_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("prompt", nargs="?", metavar="PROMPT", help="the task; - reads it from stdin")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--workspace", "-C", type=Path, metavar="DIR", help="the project folder (default: .)")
+    where.add_argument("--general", action="store_true", help="a general session, with no project folder")
+    run.add_argument(
+        "--approval-mode",
+        choices=("always", "on_risky_actions", "never"),
+        default="on_risky_actions",
+        help="when to ask before a tool runs (default: on_risky_actions; never still obeys the policy)",
+    )
+    run.add_argument("--approve-all", action="store_true", help="without a terminal, approve every request")
+    run.add_argument("--max-steps", type=_positive, metavar="N", help="end the task after N steps")
+    run.add_argument("--json", action="store_true", help="print every session event as a JSON line")
+    run.add_argument("--resume", metavar="SESSION_ID", help="continue a paused or interrupted session")
+    run.add_argument("--demo", action="store_true", help="use the offline demo model (not a real LLM)")
+    run.add_argument("--endpoint", metavar="URL", help="the LLM gateway's URL")
+    run.add_argument("--api", choices=("anthropic", "openai"), help="the gateway's dialect")
+    run.add_argument("--model", help="the model to ask for")
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError("must be between 1 and 1000")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("COWORK_LOG_LEVEL", "WARNING").upper(), stream=sys.stderr)
+    return _exec(parser, args)
+
+
+def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from contracts.ipc import eventloop
+    from desktop.headless.approvals import Approver, TerminalApprover, UnattendedApprover
+    from desktop.headless.render import JsonRenderer, Renderer, TextRenderer
+    from desktop.headless.run import ExecOptions, run_exec
+
+    prompt = args.prompt
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if args.resume is None and not (prompt and prompt.strip()):
+        parser.error("a PROMPT (or - to read it from stdin) is needed, unless --resume is given")
+    if args.resume is not None and prompt is not None:
+        parser.error("--resume continues the session's task; it takes no PROMPT")
+    workspace = None if args.general else (args.workspace or Path.cwd()).expanduser().absolute()
+
+    renderer: Renderer = (JsonRenderer if args.json else TextRenderer)(sys.stdout, sys.stderr)
+    interactive = args.prompt != "-" and sys.stdin.isatty() and sys.stderr.isatty()
+    approver: Approver
+    if interactive and not args.approve_all:
+        approver = TerminalApprover(sys.stdin, sys.stderr, before_prompt=lambda: renderer.note(""))
+    else:
+        if args.approve_all:
+            renderer.note("warning: --approve-all approves every action that asks for approval")
+        approver = UnattendedApprover(args.approve_all)
+    options = ExecOptions(
+        prompt=prompt,
+        workspace=workspace,
+        approval_mode=args.approval_mode,
+        max_steps=args.max_steps,
+        resume=args.resume,
+        demo=args.demo,
+        endpoint=args.endpoint,
+        api=args.api,
+        model=args.model,
+    )
+    return eventloop.run(run_exec(options, os.environ, renderer, approver))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Answering ``approval_requested`` events (seed 000 §10) in a terminal, or without one.
+
+With a terminal, each request is shown — title, what would run, risk, details — and answered with
+``y`` (this once), ``a`` (this same action for the rest of the run) or ``n``; requests are asked one
+at a time, in order. Without a terminal nobody can answer, so every request is denied with a reason
+that says so — unless ``--approve-all`` was given, which approves them all (and was warned about).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TextIO
+
+__all__ = ["NO_TERMINAL_REASON", "Answer", "Approver", "TerminalApprover", "UnattendedApprover"]
+
+NO_TERMINAL_REASON = "No terminal to ask on; run cowork exec with --approve-all to approve such actions"
+
+
+@dataclass(frozen=True)
+class Answer:
+    decision: str  # "approved" | "denied"
+    scope: str = "once"
+    reason: str | None = None
+
+
+class Approver(Protocol):
+    async def answer(self, request: dict[str, Any]) -> Answer: ...
+
+
+class UnattendedApprover:
+    def __init__(self, approve_all: bool) -> None:
+        self._approve_all = approve_all
+
+    async def answer(self, request: dict[str, Any]) -> Answer:
+        if self._approve_all:
+            return Answer("approved", reason="approved by --approve-all")
+        return Answer("denied", reason=NO_TERMINAL_REASON)
+
+
+class TerminalApprover:
+    """Asks on ``prompt_to`` and reads answers from ``answers_from`` (both the terminal)."""
+
+    def __init__(self, answers_from: TextIO, prompt_to: TextIO, *, before_prompt: Callable[[], None]) -> None:
+        self._input = answers_from
+        self._output = prompt_to
+        self._before_prompt = before_prompt
+        self._lines: asyncio.Queue[str | None] | None = None
+        self._one_at_a_time = asyncio.Lock()
+
+    async def answer(self, request: dict[str, Any]) -> Answer:
+        async with self._one_at_a_time:
+            self._before_prompt()
+            self._output.write(_describe(request))
+            while True:
+                self._output.write("Approve? [y]es once / [a]lways for this run / [n]o: ")
+                self._output.flush()
+                line = await self._next_line()
+                if line is None:
+                    self._output.write("\n")
+                    return Answer("denied", reason="The terminal closed before an answer")
+                choice = line.strip().lower()
+                if choice in ("y", "yes"):
+                    return Answer("approved")
+                if choice in ("a", "always"):
+                    return Answer("approved", scope="session")
+                if choice in ("n", "no"):
+                    return Answer("denied", reason="Denied in the terminal")
+
+    async def _next_line(self) -> str | None:
+        if self._lines is None:
+            self._lines = asyncio.Queue()
+            _start_reader(self._input, self._lines, asyncio.get_running_loop())
+        return await self._lines.get()
+
+
+def _start_reader(stream: TextIO, lines: asyncio.Queue[str | None], loop: asyncio.AbstractEventLoop) -> None:
+    # A daemon thread: a blocked read of the terminal must never keep the process from exiting.
+    def read() -> None:
+        while True:
+            try:
+                line = stream.readline()
+            except (OSError, ValueError):
+                line = ""
+            loop.call_soon_threadsafe(lines.put_nowait, line or None)
+            if not line:
+                return
+
+    threading.Thread(target=read, name="terminal-answers", daemon=True).start()
+
+
+def _describe(request: dict[str, Any]) -> str:
+    details = request.get("details") or {}
+    lines = [
+        "",
+        f"── Approval needed: {request.get('title')}",
+        f"   {request.get('actionSummary')}",
+        f"   risk: {request.get('riskLevel')}",
+    ]
+    if request.get("description"):
+        lines.append(f"   rule: {request['description']}")
+    for key, value in details.items():
+        if value not in (None, "", [], {}):
+            lines.append(f"   {key}: {value}")
+    for note in request.get("notes") or []:
+        lines.append(f"   note: {note}")
+    return "\n".join(lines) + "\n"

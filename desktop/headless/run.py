@@ -1,0 +1,325 @@
+"""One ``cowork exec`` run: backend and gateway, the runtime on stdio, a session, a task, its events.
+
+The run ends with the event that ends the task (or the session pausing, or the runtime going away);
+its exit status says which (:mod:`desktop.headless.outcome`). Ctrl-C cancels the task; a second
+Ctrl-C stops the runtime. A paused or lost session keeps its checkpoint, so ``--resume`` continues it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.metadata
+import signal
+import sys
+import uuid
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contracts.ipc.client import ChildProcess, JsonRpcClient
+from contracts.ipc.client_core import ConnectionClosed, RpcCallError
+from desktop.headless.approvals import Approver
+from desktop.headless.outcome import ExitCode, exit_code_for_end
+from desktop.headless.render import Renderer
+from desktop.launch.backend import BackendAccess, backend_for_session, reachable
+from desktop.launch.errors import LaunchError
+from desktop.launch.gateway import GatewaySettings, demo_gateway, resolve_gateway
+from desktop.launch.runtime import runtime_command, runtime_environment
+
+__all__ = ["ExecOptions", "run_exec"]
+
+# What this client can carry out: the local tools, uploads and model calls (no backend tools).
+SUPPORTED_CAPABILITIES = [
+    "File.Read",
+    "File.Write",
+    "File.Delete",
+    "Shell.Exec",
+    "Network.Http",
+    "Workspace.Upload",
+    "LLM.Call",
+]
+TASK_ENDS = frozenset({"task_completed", "task_failed", "task_cancelled"})
+SHUTDOWN_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class ExecOptions:
+    prompt: str | None
+    workspace: Path | None
+    """``None``: a general session (``--general``)."""
+    approval_mode: str = "on_risky_actions"
+    max_steps: int | None = None
+    resume: str | None = None
+    demo: bool = False
+    endpoint: str | None = None
+    api: str | None = None
+    model: str | None = None
+
+
+class _Run:
+    def __init__(self, renderer: Renderer, approver: Approver) -> None:
+        self.renderer = renderer
+        self.approver = approver
+        self.client: JsonRpcClient | None = None
+        self.session_id: str | None = None
+        self.task_id: str | None = None
+        self.ended: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.refusals = 0
+        self.interrupts = 0
+        self.keep_checkpoint = False
+        """Paused or lost: end the runtime without ``Shutdown``, so ``--resume`` finds the checkpoint."""
+        self.main = asyncio.current_task()
+        self.runtime_log: deque[str] = deque(maxlen=40)
+        self._pending: set[asyncio.Task[None]] = set()
+
+    # Notifications arrive on the event loop, in order; approvals are answered in tasks of their own.
+    def on_notification(self, method: str, params: Any) -> None:
+        if method != "SessionEvent" or not isinstance(params, dict):
+            return
+        self.renderer.event(params)
+        kind = params.get("eventType")
+        payload = params.get("payload") or {}
+        if kind == "tool_completed" and payload.get("status") == "denied":
+            self.refusals += 1
+        elif kind == "approval_requested":
+            task = asyncio.ensure_future(self._approve(payload))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+        elif self._ends(params) and not self.ended.done():
+            self.ended.set_result(params)
+
+    def _ends(self, event: dict[str, Any]) -> bool:
+        kind = event.get("eventType")
+        return (kind in TASK_ENDS and event.get("taskId") == self.task_id) or kind == "session_paused"
+
+    async def _approve(self, request: dict[str, Any]) -> None:
+        answer = await self.approver.answer(request)
+        if answer.decision == "denied" and answer.reason:
+            self.renderer.note(f"✗ not approved: {answer.reason}")
+        params: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "approvalId": request.get("approvalId"),
+            "decision": answer.decision,
+            "scope": answer.scope,
+        }
+        if answer.reason:
+            params["reason"] = answer.reason
+        assert self.client is not None
+        with contextlib.suppress(RpcCallError, ConnectionClosed, TimeoutError):
+            await self.client.call("ApproveAction", params)
+
+    def on_stderr(self, data: bytes) -> None:
+        self.runtime_log.extend(data.decode(errors="replace").splitlines())
+
+    def interrupt(self) -> None:
+        """Ctrl-C: the first cancels the task, the next stops the runtime."""
+        self.interrupts += 1
+        client = self.client
+        if client is None or self.session_id is None:
+            if self.main is not None:
+                self.main.cancel()  # still starting: stop starting
+            return
+        if self.interrupts == 1 and self.task_id is not None:
+            self.renderer.note("cancelling the task (Ctrl-C again to stop at once)")
+            call = client.call("CancelTask", {"sessionId": self.session_id, "taskId": self.task_id})
+        else:
+            self.renderer.note("stopping")
+            call = client.call("Shutdown", {}, timeout=SHUTDOWN_TIMEOUT_S)
+            if not self.ended.done():
+                self.ended.set_result({"eventType": "task_cancelled", "payload": {}})
+        task = asyncio.ensure_future(call)
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+async def run_exec(
+    options: ExecOptions, environ: Mapping[str, str], renderer: Renderer, approver: Approver
+) -> int:
+    """Run the task; the exit status (``ExitCode``). Configuration problems end as one clear line."""
+    try:
+        return await _run(options, environ, renderer, approver)
+    except LaunchError as exc:
+        renderer.note(f"error: {exc}")
+        return ExitCode.CONFIGURATION
+    except asyncio.CancelledError:
+        renderer.note("interrupted before the task started")
+        return ExitCode.CANCELLED
+    finally:
+        renderer.finish()
+
+
+async def _run(
+    options: ExecOptions, environ: Mapping[str, str], renderer: Renderer, approver: Approver
+) -> int:
+    if options.workspace is not None and not options.workspace.is_dir():
+        raise LaunchError(f"The workspace {options.workspace} is not a folder")
+    async with contextlib.AsyncExitStack() as stack:
+        gateway = await _gateway(options, environ, stack)
+        backend = await stack.enter_async_context(backend_for_session(environ))
+        if gateway.demo:
+            renderer.note("using the offline demo model — not a real LLM")
+        run = _Run(renderer, approver)
+        client, child = await ChildProcess.spawn(
+            [*runtime_command(environ), "--stdio"],
+            env=runtime_environment(environ, backend, gateway),
+            cwd=str(options.workspace) if options.workspace else None,
+            on_notification=run.on_notification,
+            on_stderr=run.on_stderr,
+            own_process_group=True,
+        )
+        run.client = client
+        stack.push_async_callback(_stop, run, child)
+        _catch_interrupts(run, stack)
+        try:
+            status = await (_resume(run, options) if options.resume else _start(run, options, backend))
+            if status is not None:
+                return status
+            return await _until_end(run, child, renderer)
+        except (ConnectionClosed, TimeoutError) as exc:
+            return _lost(run, renderer, str(exc))
+
+
+async def _gateway(
+    options: ExecOptions, environ: Mapping[str, str], stack: contextlib.AsyncExitStack
+) -> GatewaySettings:
+    if options.demo:
+        return await stack.enter_async_context(demo_gateway())
+    gateway = resolve_gateway(environ, endpoint=options.endpoint, api=options.api, model=options.model)
+    try:
+        async with asyncio.timeout(5):
+            await reachable(gateway.endpoint)
+    except (OSError, TimeoutError) as exc:
+        raise LaunchError(f"The LLM gateway at {gateway.endpoint} cannot be reached") from exc
+    return gateway
+
+
+def _client_info() -> dict[str, str]:
+    try:
+        version = importlib.metadata.version("cowork")
+    except importlib.metadata.PackageNotFoundError:
+        version = "0.1.0"
+    family = {"darwin": "macOS", "win32": "Windows"}.get(sys.platform, "Linux")
+    return {"desktopAppVersion": version, "localAgentHostVersion": version, "osFamily": family}
+
+
+async def _start(run: _Run, options: ExecOptions, backend: BackendAccess) -> int | None:
+    assert run.client is not None
+    assert options.prompt is not None
+    params: dict[str, Any] = {
+        "userId": backend.user_id,
+        "tenantId": backend.tenant_id,
+        "clientInfo": _client_info(),
+        "supportedCapabilities": SUPPORTED_CAPABILITIES,
+    }
+    if options.workspace is not None:
+        params["workspaceHint"] = {"localPaths": [str(options.workspace)]}
+    try:
+        session = await run.client.call("CreateSession", params, timeout=60)
+    except RpcCallError as exc:
+        run.renderer.note(f"error: could not start a session: {_said(exc)}")
+        return ExitCode.CONFIGURATION
+    run.session_id = session["sessionId"]
+    run.renderer.note(f"session {run.session_id}")
+    run.task_id = f"task_{uuid.uuid4().hex[:16]}"
+    task_options: dict[str, Any] = {"approvalMode": options.approval_mode}
+    if options.max_steps is not None:
+        task_options["maxSteps"] = options.max_steps
+    try:
+        await run.client.call(
+            "StartTask",
+            {
+                "sessionId": run.session_id,
+                "taskId": run.task_id,
+                "prompt": options.prompt,
+                "taskOptions": task_options,
+            },
+        )
+    except RpcCallError as exc:
+        run.renderer.note(f"error: the task was not started: {_said(exc)}")
+        return ExitCode.USAGE if exc.error_code == "INVALID_REQUEST" else ExitCode.FAILED
+    return None
+
+
+async def _resume(run: _Run, options: ExecOptions) -> int | None:
+    assert run.client is not None
+    assert options.resume is not None
+    run.session_id = options.resume
+    try:
+        result = await run.client.call("ResumeSession", {"sessionId": options.resume}, timeout=60)
+    except RpcCallError as exc:
+        run.renderer.note(f"error: session {options.resume} cannot be resumed: {_said(exc)}")
+        return ExitCode.CONFIGURATION
+    task = result.get("task") or {}
+    run.task_id = task.get("taskId")
+    status = task.get("status")
+    run.renderer.note(
+        f"resumed session {options.resume}" + (f" at step {task.get('stepCount')}" if task else "")
+    )
+    if run.task_id is None or status in ("TASK_COMPLETED", "TASK_FAILED", "TASK_CANCELLED"):
+        run.renderer.note("the session has no task left to run")
+        return ExitCode.COMPLETED if status in (None, "TASK_COMPLETED") else ExitCode.FAILED
+    return None
+
+
+async def _until_end(run: _Run, child: ChildProcess, renderer: Renderer) -> int:
+    exited: asyncio.Future[Any] = asyncio.ensure_future(child.wait())
+    try:
+        await asyncio.wait([run.ended, exited], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        exited.cancel()
+    if not run.ended.done():
+        return _lost(run, renderer, "the agent runtime exited")
+    end = run.ended.result()
+    kind = end.get("eventType")
+    payload = end.get("payload") or {}
+    if kind == "session_paused":
+        renderer.note(f"continue with: cowork exec --resume {run.session_id}")
+        run.keep_checkpoint = True
+        return ExitCode.PAUSED
+    code = exit_code_for_end(str(kind), payload.get("reason"), run.refusals)
+    if code is ExitCode.DENIED and kind == "task_completed":
+        renderer.note(f"! the task completed, but {run.refusals} action(s) were refused")
+    return code
+
+
+def _said(exc: RpcCallError) -> str:
+    return exc.data.message if exc.data is not None else exc.rpc_message
+
+
+def _lost(run: _Run, renderer: Renderer, why: str) -> int:
+    for line in list(run.runtime_log)[-5:]:
+        renderer.note(f"  runtime: {line[:300]}")
+    renderer.note(f"error: {why}")
+    if run.session_id:
+        renderer.note(f"continue with: cowork exec --resume {run.session_id}")
+    run.keep_checkpoint = True
+    return ExitCode.RUNTIME_LOST
+
+
+def _catch_interrupts(run: _Run, stack: contextlib.ExitStack | contextlib.AsyncExitStack) -> None:
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, run.interrupt)
+        stack.callback(loop.remove_signal_handler, signal.SIGINT)
+    except (NotImplementedError, RuntimeError):  # Windows' proactor loop has no signal handlers
+        previous = signal.signal(signal.SIGINT, lambda *_: loop.call_soon_threadsafe(run.interrupt))
+        stack.callback(signal.signal, signal.SIGINT, previous)
+
+
+async def _stop(run: _Run, child: ChildProcess) -> None:
+    """End the runtime: ``Shutdown`` after a finished task (§3.4: history uploaded, checkpoint
+    removed); otherwise just close its stdin, which it takes as a crash — the checkpoint stays."""
+    client = run.client
+    assert client is not None
+    if not run.keep_checkpoint and not client.closed and run.session_id is not None:
+        with contextlib.suppress(RpcCallError, ConnectionClosed, TimeoutError):
+            await client.call("Shutdown", {}, timeout=SHUTDOWN_TIMEOUT_S)
+    await client.close()
+    try:
+        async with asyncio.timeout(SHUTDOWN_TIMEOUT_S):
+            await child.wait()
+    except TimeoutError:
+        child.kill()
+        await child.wait()
