@@ -18,6 +18,9 @@ CONTRACT_IDS = [contract["id"] for contract in CONFIG["contracts"]]
 PACKAGES = [
     "contracts",
     "desktop",
+    "desktop/headless",
+    "desktop/launch",
+    "desktop/ipc",
     "backend",
     "agent_runtime",
     "agent_runtime/agent_host",
@@ -50,6 +53,7 @@ VIOLATIONS = {
     "host-and-tools-apart": ("agent_runtime/agent_host/bad.py", "from agent_runtime import tool_runtime\n"),
     "qt-only-in-desktop": ("agent_runtime/bad.py", "from PySide6 import QtCore\n"),
     "boto3-only-in-backend": ("desktop/bad.py", "import boto3\n"),
+    "headless-is-qt-free": ("desktop/headless/bad.py", "import desktop.ipc\n"),
     "gateway-stands-alone": ("agent_runtime/scripted_gateway/bad.py", "import agent_runtime.agent_host\n"),
     "runtime-ignores-the-gateway": (
         "agent_runtime/tool_runtime/bad.py",
