@@ -14,7 +14,7 @@ import signal
 import sys
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,7 +73,7 @@ class _Run:
         """Paused or lost: end the runtime without ``Shutdown``, so ``--resume`` finds the checkpoint."""
         self.main = asyncio.current_task()
         self.runtime_log: deque[str] = deque(maxlen=40)
-        self._pending: set[asyncio.Task[None]] = set()
+        self._pending: set[asyncio.Future[Any]] = set()
 
     # Notifications arrive on the event loop, in order; approvals are answered in tasks of their own.
     def on_notification(self, method: str, params: Any) -> None:
@@ -85,11 +85,23 @@ class _Run:
         if kind == "tool_completed" and payload.get("status") == "denied":
             self.refusals += 1
         elif kind == "approval_requested":
-            task = asyncio.ensure_future(self._approve(payload))
-            self._pending.add(task)
-            task.add_done_callback(self._pending.discard)
+            self._track(asyncio.ensure_future(self._approve(payload)))
         elif self._ends(params) and not self.ended.done():
             self.ended.set_result(params)
+
+    def _track(self, task: asyncio.Future[Any]) -> None:
+        self._pending.add(task)
+        task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Future[Any]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.renderer.note(f"error: {task.exception()}")
+
+    def stop_asking(self) -> None:
+        """The task is over: questions still on the terminal no longer matter."""
+        for task in self._pending:
+            task.cancel()
 
     def _ends(self, event: dict[str, Any]) -> bool:
         kind = event.get("eventType")
@@ -124,14 +136,20 @@ class _Run:
             return
         if self.interrupts == 1 and self.task_id is not None:
             self.renderer.note("cancelling the task (Ctrl-C again to stop at once)")
-            call = client.call("CancelTask", {"sessionId": self.session_id, "taskId": self.task_id})
-        else:
-            self.renderer.note("stopping")
-            call = client.call("Shutdown", {}, timeout=SHUTDOWN_TIMEOUT_S)
-            if not self.ended.done():
-                self.ended.set_result({"eventType": "task_cancelled", "payload": {}})
-        task = asyncio.ensure_future(call)
-        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+            params = {"sessionId": self.session_id, "taskId": self.task_id}
+            self._track(asyncio.ensure_future(_quietly(client.call("CancelTask", params))))
+        elif not self.ended.done():
+            # Shutdown would wait for the running step (a long command, say): closing the runtime's
+            # stdin stops it now, as a crash would — the checkpoint stays, so --resume can continue.
+            self.renderer.note(f"stopping; continue with: cowork exec --resume {self.session_id}")
+            self.keep_checkpoint = True
+            self.ended.set_result({"eventType": "task_cancelled", "payload": {}})
+
+
+async def _quietly(call: Awaitable[Any]) -> None:
+    # The task may have ended, or the runtime gone, in the meantime: then there is nothing to cancel.
+    with contextlib.suppress(RpcCallError, ConnectionClosed, TimeoutError):
+        await call
 
 
 async def run_exec(
@@ -269,6 +287,7 @@ async def _until_end(run: _Run, child: ChildProcess, renderer: Renderer) -> int:
         await asyncio.wait([run.ended, exited], return_when=asyncio.FIRST_COMPLETED)
     finally:
         exited.cancel()
+    run.stop_asking()
     if not run.ended.done():
         return _lost(run, renderer, "the agent runtime exited")
     end = run.ended.result()
