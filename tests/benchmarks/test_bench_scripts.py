@@ -36,6 +36,8 @@ TINY_RUNS = {
     ],
     # Starts the real local backend and runtime processes.
     "bench_runtime": ["--starts", "1", "--steps", "5", "--runs", "1"],
+    # Runs the real cowork exec program, with the local backend and runtime processes.
+    "bench_exec": ["--steps", "4", "--runs", "1"],
 }
 
 

@@ -1,0 +1,47 @@
+"""``cowork exec --demo`` with nothing configured: the embedded local backend is started for the run
+(platformdirs' folders in a temporary place) and the offline demo model reads the file the prompt
+names; afterwards neither the backend nor the demo model is left running."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psutil
+
+from tests.headless.support import base_environment, run_cowork
+
+
+def processes_of_the_run(data_home: str) -> list[str]:
+    """Processes whose environment has this run's ``XDG_DATA_HOME``: what the run started (backend,
+    demo model, runtime) inherits it."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("XDG_DATA_HOME") == data_home:
+                found.append(f"{process.pid}: {' '.join(process.cmdline())}")
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_demo_with_the_embedded_backend_reads_the_named_file_and_stops_what_it_started(
+    tmp_path: Path, workspace: Path
+) -> None:
+    env = base_environment(tmp_path, None)  # no COWORK_BACKEND_URL: the embedded backend
+    (workspace / "notes.txt").write_text("Remember the milk.\n")
+    backend_dir = Path(env["XDG_DATA_HOME"]) / "Cowork" / "backend"
+
+    result = run_cowork(["-C", str(workspace), "--demo", "What does notes.txt say?"], env)
+
+    assert result.returncode == 0, result.stderr
+    assert "using the offline demo model — not a real LLM" in result.stderr
+    assert f"→ ReadFile {workspace / 'notes.txt'}" in result.stderr
+    assert "✓ ReadFile" in result.stderr
+    assert "[Offline demo model — not a real LLM]" in result.stdout
+    assert "Remember the milk." in result.stdout
+    assert "Traceback" not in result.stderr
+    # The backend ran from platformdirs' data folder; it is gone with its state file, and so is the
+    # demo model.
+    assert (backend_dir / "backend.log").exists()
+    assert not (backend_dir / "backend.json").exists()
+    assert processes_of_the_run(env["XDG_DATA_HOME"]) == []
