@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--endpoint", metavar="URL", help="the LLM gateway's URL")
     run.add_argument("--api", choices=("anthropic", "openai"), help="the gateway's dialect")
     run.add_argument("--model", help="the model to ask for")
+    run.set_defaults(exec_parser=run)
     return parser
 
 
@@ -76,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("COWORK_LOG_LEVEL", "WARNING").upper(), stream=sys.stderr)
-    return _exec(parser, args)
+    return _exec(args.exec_parser, args)
 
 
 def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
