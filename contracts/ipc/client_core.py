@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from contracts.errors import ErrorCode, ErrorShape
 from contracts.ipc.framing import decode, encode
-from contracts.validation import validate_json_value
+
+if TYPE_CHECKING:
+    from contracts.errors import ErrorCode, ErrorShape
 
 
 class ConnectionClosed(ConnectionError):
@@ -129,6 +128,12 @@ class ClientCore:
             raise ProtocolViolation("server sent a malformed error object")
         data: ErrorShape | None = None
         if error.get("data") is not None:
+            # Imported on the first error reply: pydantic costs a client a tenth of a second at start.
+            from pydantic import ValidationError
+
+            from contracts.errors import ErrorShape
+            from contracts.validation import validate_json_value
+
             try:
                 data = validate_json_value(ErrorShape, error["data"])
             except ValidationError:

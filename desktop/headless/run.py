@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.metadata
 import signal
 import sys
 import uuid
@@ -214,6 +213,8 @@ async def _gateway(
 
 
 def _client_info() -> dict[str, str]:
+    import importlib.metadata  # here, not at start-up: it costs 25 ms and runs while the runtime starts
+
     try:
         version = importlib.metadata.version("cowork")
     except importlib.metadata.PackageNotFoundError:
