@@ -318,7 +318,7 @@ def _lost(run: _Run, renderer: Renderer, why: str) -> int:
     return ExitCode.RUNTIME_LOST
 
 
-def _catch_interrupts(run: _Run, stack: contextlib.ExitStack | contextlib.AsyncExitStack) -> None:
+def _catch_interrupts(run: _Run, stack: contextlib.AsyncExitStack) -> None:
     loop = asyncio.get_running_loop()
     try:
         loop.add_signal_handler(signal.SIGINT, run.interrupt)

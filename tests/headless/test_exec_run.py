@@ -9,19 +9,7 @@ from pathlib import Path
 from agent_runtime.scripted_gateway import ScriptedGatewayThread
 from desktop.headless.approvals import NO_TERMINAL_REASON
 from tests.headless.support import run_cowork, tool_call
-
-STEP_EVENTS = {
-    "step_started",
-    "step_completed",
-    "text_chunk",
-    "llm_request_started",
-    "llm_request_completed",
-    "tool_requested",
-    "tool_completed",
-    "approval_requested",
-    "approval_resolved",
-}
-TASK_EVENTS = {"task_started", "task_completed", "task_failed", "task_cancelled"}
+from tests.integration.runtime.harness import STEP_EVENTS, TASK_EVENTS
 
 
 def three_tools(workspace: Path, final: str = "All three steps are done.") -> list[dict[str, object]]:
