@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from contracts import approvals, checkpoint, events, jsonrpc, messages, methods, policy, tools
+from contracts import approvals, checkpoint, events, jsonrpc, messages, methods, policy, release, tools
 from contracts.errors import ErrorShape
 from contracts.rest import approvals as rest_approvals
 from contracts.rest import observability, policies, sessions, workspaces
@@ -44,6 +44,10 @@ def models() -> dict[str, type[BaseModel]]:
         jsonrpc.JsonRpcNotification,
         jsonrpc.JsonRpcSuccessResponse,
         jsonrpc.JsonRpcErrorResponse,
+        # Release distribution: the published manifest.json, a bundle's cowork-files.json, the pinned roots.
+        release.ReleaseDocument,
+        release.BundleFileList,
+        release.RootKeySet,
     ):
         found[model.__name__] = model
     found.update({rest.__name__: rest for rest in rest_models()})
