@@ -127,6 +127,9 @@ class LlmRequestCompletedPayload(WireModel):
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=0)
     latency_ms: int = Field(ge=0)
+    session_tokens_used: int | None = Field(default=None, ge=0)
+    max_session_tokens: int | None = Field(default=None, ge=0)
+    """The session's tokens after this call and its budget, for the desktop's token meter."""
 
 
 class ToolRequestedPayload(WireModel):

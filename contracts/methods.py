@@ -25,6 +25,7 @@ from contracts.enums import (
     SessionStatus,
     TaskStatus,
 )
+from contracts.messages import SessionHistory
 
 SESSION_EVENT = "SessionEvent"
 """The one notification the runtime sends (seed 000 §3.1)."""
@@ -49,6 +50,9 @@ class CreateSessionParams(WireModel):
     workspace_hint: WorkspaceHint | None = None
     client_info: ClientInfo
     supported_capabilities: list[Capability]
+    history: SessionHistory | None = None
+    """Continue a past conversation (seed 004 scenario B): the new session's thread starts from this
+    ``session_history`` snapshot, which the desktop read from the Workspace Service."""
 
 
 class CreateSessionResult(WireModel):
@@ -118,6 +122,9 @@ class SessionState(WireModel):
 
     session_status: SessionStatus
     task: TaskState | None = None
+    session_tokens_used: int | None = Field(default=None, ge=0)
+    max_session_tokens: int | None = Field(default=None, ge=0)
+    """The session's token budget (``llmPolicy.maxSessionTokens``) and what the session has used."""
 
 
 class GetPatchPreviewParams(WireModel):

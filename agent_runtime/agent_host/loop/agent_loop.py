@@ -272,6 +272,8 @@ class AgentLoop:
             inputTokens=input_tokens,
             outputTokens=output_tokens,
             latencyMs=int(response.latency_ms),
+            sessionTokensUsed=ctx.thread.session_tokens_used,
+            maxSessionTokens=ctx.thread.budget.limit,
         )
         return response
 

@@ -57,6 +57,7 @@ from contracts.enums import (
 )
 from contracts.errors import CoworkError, ErrorCode
 from contracts.events import EventType
+from contracts.messages import SessionHistory
 from contracts.methods import (
     ApproveActionParams,
     ApproveActionResult,
@@ -196,6 +197,12 @@ class SessionHost:
             try:
                 # Steps 5–6: the bundle is validated and signed by a trusted key, then enforced.
                 enforcer = await self._enforcer(response.policy_bundle, session_id)
+                # Step 8, or a past conversation's thread to continue (seed 004 scenario B).
+                thread = (
+                    None
+                    if params.history is None
+                    else self._continued_thread(params.history, session_id, enforcer)
+                )
                 ctx = self._context(
                     session_id=session_id,
                     workspace_id=workspace_id,
@@ -204,7 +211,7 @@ class SessionHost:
                     paths=paths,
                     enforcer=enforcer,
                     gateway=gateway,
-                    thread=None,
+                    thread=thread,
                     machine=SessionMachine(),
                 )
             except CoworkError as exc:
@@ -226,6 +233,25 @@ class SessionHost:
                 policy_bundle_version=enforcer.bundle.version,
                 policy_expires_at=enforcer.bundle.expires_at,
             )
+
+    def _continued_thread(
+        self, history: SessionHistory, session_id: str, enforcer: PolicyEnforcer
+    ) -> ConversationThread:
+        thread = ConversationThread.from_session_history(
+            history,
+            session_id=session_id,
+            tokenizer=self._tokenizer,
+            budget=TokenBudget(enforcer.bundle.llm_policy.max_session_tokens),
+        )
+        if thread.pending_tool_calls:
+            # A snapshot taken while calls were open: answer them so the next turn is valid.
+            last = history.messages[-1]
+            thread.fail_pending_tool_calls(
+                "The conversation was continued in a new session before this call reported a result.",
+                task_id=last.task_id or history.snapshot_after_task_id,
+                step_id=last.step_id or "step_continued",
+            )
+        return thread
 
     # ------------------------------------------------------------------ tasks
 
@@ -482,7 +508,12 @@ class SessionHost:
 
     async def get_session_state(self, params: GetSessionStateParams) -> SessionState:
         ctx = self._require(params.session_id)
-        return SessionState(session_status=ctx.machine.session, task=self._task_state(ctx))
+        return SessionState(
+            session_status=ctx.machine.session,
+            task=self._task_state(ctx),
+            session_tokens_used=ctx.thread.session_tokens_used,
+            max_session_tokens=ctx.thread.budget.limit,
+        )
 
     def _task_state(self, ctx: LoopContext) -> TaskState | None:
         task = self._task

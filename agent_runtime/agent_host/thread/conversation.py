@@ -388,21 +388,24 @@ class ConversationThread:
         budget: TokenBudget,
         clock: Clock = utc_now,
         id_factory: IdFactory = new_message_id,
-        messages_session_id: str | None = None,
+        messages_session_id: str | frozenset[str] | None = None,
     ) -> ConversationThread:
         """A thread holding ``messages``, checked message by message; nothing is half-restored.
 
-        Every message must belong to ``messages_session_id`` (default: ``session_id``). Token counts
+        Every message must belong to ``messages_session_id`` (default: ``session_id``; a set admits
+        any of its sessions). Token counts
         are computed afresh rather than trusted from the file. Tool calls left open by the last
         message stay open (:attr:`pending_tool_calls`); answer them, e.g. with
         :meth:`fail_pending_tool_calls`, before the conversation goes on.
         """
         thread = cls(session_id, tokenizer, clock, id_factory, budget=budget)
         owner = messages_session_id or session_id
+        owners = {owner} if isinstance(owner, str) else owner
         for index, message in enumerate(messages):
-            if message.session_id != owner:
+            if message.session_id not in owners:
                 raise ThreadOrderError(
-                    f"Message {message.message_id} belongs to session {message.session_id}, not {owner}.",
+                    f"Message {message.message_id} belongs to session {message.session_id},"
+                    f" not {' or '.join(sorted(owners))}.",
                     index=index,
                     messageId=message.message_id,
                 )
@@ -451,8 +454,29 @@ class ConversationThread:
         """Continuing a past conversation in a new session (seed 004 scenario B).
 
         The earlier messages keep their own ``sessionId``, ``taskId`` and ``stepId``: they record
-        where each message was produced. New messages carry ``session_id``.
+        where each message was produced. New messages carry ``session_id``. A history may itself hold
+        a conversation continued before — the messages of earlier sessions first, each session's
+        together — but it ends with its own session's messages and holds none of ``session_id``.
         """
+        runs: list[str] = []
+        for index, message in enumerate(history.messages):
+            if runs and runs[-1] == message.session_id:
+                continue
+            if message.session_id in runs or message.session_id == session_id:
+                raise ThreadOrderError(
+                    f"Message {message.message_id} of session {message.session_id} is out of place in"
+                    f" the history of session {history.session_id}.",
+                    index=index,
+                    messageId=message.message_id,
+                )
+            runs.append(message.session_id)
+        if runs and runs[-1] != history.session_id:
+            index = len(history.messages) - 1
+            raise ThreadOrderError(
+                f"The history of session {history.session_id} ends with a message of session {runs[-1]}.",
+                index=index,
+                messageId=history.messages[index].message_id,
+            )
         return cls.restore(
             history.messages,
             session_id=session_id,
@@ -460,5 +484,5 @@ class ConversationThread:
             budget=budget,
             clock=clock,
             id_factory=id_factory,
-            messages_session_id=history.session_id,
+            messages_session_id=frozenset(runs) or history.session_id,
         )

@@ -222,3 +222,65 @@ async def test_shutdown_before_any_session_exits_cleanly(launch: Launch) -> None
         rt = await launch(gateway.url)
         await rt.shutdown()
         assert await rt.wait_exit() == 0
+
+
+async def test_a_past_conversation_continues_in_a_new_session_from_its_history(
+    launch: Launch, backend: Backend, workspace: Path
+) -> None:
+    async with ScriptedGateway([{"text": "The answer is 42."}, {"text": "Still 42."}]) as gateway:
+        first = await open_session(launch, gateway.url, backend, workspace)
+        assert (await first.run_task("What is the answer?"))["eventType"] == "task_completed"
+        await first.shutdown()
+        assert first.session_id is not None
+        assert first.workspace_id is not None
+        history = await backend.session_history(first.workspace_id, first.session_id)
+        assert history is not None
+
+        second = await launch(gateway.url)
+        created = await second.create_session(backend, workspace, history=history.to_wire())
+        assert (await second.run_task("Are you sure?", task_id="task_2"))["eventType"] == "task_completed"
+        state = SessionState.model_validate_json(json.dumps(await second.state()))
+        sent = gateway.requests[-1].body["messages"]
+        completed = await second.event("llm_request_completed")
+
+    # The same project's workspace, a new session whose model call carried the earlier turns.
+    assert created["workspaceId"] == first.workspace_id
+    assert created["sessionId"] != first.session_id
+    spoken = json.dumps(sent)
+    assert "What is the answer?" in spoken
+    assert "The answer is 42." in spoken
+    assert "Are you sure?" in spoken
+    assert state.max_session_tokens is not None
+    assert state.max_session_tokens > 0
+    assert state.session_tokens_used == completed["payload"]["sessionTokensUsed"] > 0
+    assert completed["payload"]["maxSessionTokens"] == state.max_session_tokens
+    continued = await backend.session_history(second.workspace_id or "", second.session_id or "")
+    assert continued is not None
+    assert [m.session_id for m in continued.messages] == [first.session_id] * 2 + [second.session_id] * 2
+
+
+async def test_a_history_that_does_not_fit_is_refused_and_no_session_is_left_running(
+    launch: Launch, backend: Backend, workspace: Path
+) -> None:
+    async with ScriptedGateway([]) as gateway:
+        rt = await launch(gateway.url)
+        foreign = {
+            "workspaceId": "ws_x",
+            "sessionId": "sess_a",
+            "snapshotAfterTaskId": "task_1",
+            "snapshotAt": "2026-01-01T00:00:00Z",
+            "messages": [
+                {
+                    "messageId": "m1",
+                    "sessionId": "sess_b",
+                    "role": "user",
+                    "content": "hi",
+                    "timestamp": "2026-01-01T00:00:00Z",
+                }
+            ],
+        }
+        with pytest.raises(RpcCallError) as refused:
+            await rt.create_session(backend, workspace, history=foreign)
+        assert refused.value.error_code is ErrorCode.INVALID_REQUEST
+        # The runtime holds no session and takes a good CreateSession next.
+        await rt.create_session(backend, workspace)

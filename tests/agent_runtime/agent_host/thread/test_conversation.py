@@ -182,6 +182,33 @@ def test_a_past_conversation_continues_in_a_new_session_from_its_history() -> No
     assert continued.messages[0].session_id == "sess_1"
 
 
+def test_a_conversation_continued_twice_keeps_every_session_s_messages() -> None:
+    first = new_thread()
+    one_step(first)
+    second = ConversationThread.from_session_history(
+        first.to_session_history(workspace_id="ws_1", snapshot_after_task_id="task_1"),
+        session_id="sess_2",
+        tokenizer=WordTokenizer(),
+        budget=TokenBudget(10_000),
+        id_factory=ids("second"),
+    )
+    second.add_user_message("and then?", task_id="task_2")
+    second.add_assistant_message("Then this.", task_id="task_2", step_id="step_1")
+    history = second.to_session_history(workspace_id="ws_2", snapshot_after_task_id="task_2")
+    third = ConversationThread.from_session_history(
+        validate_json_value(SessionHistory, history.to_wire()),
+        session_id="sess_3",
+        tokenizer=WordTokenizer(),
+        budget=TokenBudget(10_000),
+        id_factory=ids("third"),
+    )
+    assert [m.session_id for m in third.messages] == ["sess_1"] * len(first.messages) + ["sess_2"] * 2
+    with pytest.raises(ThreadOrderError, match="out of place"):
+        ConversationThread.from_session_history(
+            history, session_id="sess_1", tokenizer=WordTokenizer(), budget=TokenBudget(10_000)
+        )
+
+
 def _history_messages() -> list[dict[str, object]]:
     thread = new_thread()
     one_step(thread)
