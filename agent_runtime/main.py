@@ -69,6 +69,10 @@ def _load_in_background() -> concurrent.futures.Future[None]:
     done: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def load() -> None:
+        # httpx imports its command-line client when click, rich and pygments happen to be installed
+        # (~30 ms of the way to the first LLM request); the runtime never runs it. A None entry makes
+        # that import fail, and httpx falls back as it does when they are missing.
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
         try:
             importlib.import_module("agent_runtime.agent_host.session.host")
         except BaseException as exc:  # surfaces on the main thread, where it is awaited

@@ -29,7 +29,6 @@ import inspect
 import json
 import logging
 import random as random_module
-import ssl
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from typing import Any
 
 import httpx
 
+from agent_runtime.agent_host.tls import tls_context
 from contracts.messages import ConversationMessage
 from contracts.policy import LlmPolicy
 from contracts.tools import ToolDefinition
@@ -104,7 +104,6 @@ class LlmClient:
         self._clock = clock
         self._trust_env = not is_loopback(config.endpoint) if trust_env is None else trust_env
         self._max_event_chars = max_event_chars
-        self._ssl_context: ssl.SSLContext | None = None
         self._headers = {
             "content-type": "application/json",
             "accept": "text/event-stream",
@@ -214,17 +213,6 @@ class LlmClient:
             return anthropic.AnthropicStream(now=self._clock)
         return openai.OpenAiStream(now=self._clock)
 
-    def _tls(self) -> ssl.SSLContext:
-        # Loading the CA bundle costs about 50 ms, so one context serves every call of this client,
-        # and a plain-http endpoint (no TLS, redirects not followed) gets a verifying context without
-        # any CA: it is never used, and would trust nothing if it were.
-        if self._ssl_context is None:
-            if self._url.startswith("https:"):
-                self._ssl_context = httpx.create_ssl_context(trust_env=self._trust_env)
-            else:
-                self._ssl_context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        return self._ssl_context
-
     async def _attempt(self, content: bytes, attempt: _Attempt, on_text: TextCallback | None) -> Outcome:
         timeout = httpx.Timeout(
             connect=self._timeouts.connect_s,
@@ -237,7 +225,7 @@ class LlmClient:
                 httpx.AsyncClient(
                     timeout=timeout,
                     trust_env=self._trust_env,
-                    verify=self._tls(),
+                    verify=tls_context(self._url, trust_env=self._trust_env),
                     follow_redirects=False,
                     limits=httpx.Limits(max_connections=1, max_keepalive_connections=0),
                 ) as client,

