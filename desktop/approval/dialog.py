@@ -1,0 +1,378 @@
+"""The Local Approval UI (seed 001 §1, §4.3; seed 000 §10.2–10.3): one non-modal window that shows the
+oldest pending request of the :class:`ApprovalQueue` and answers it.
+
+It shows what the user decides on — title, what would run, the risk level in colour and in words,
+every detail the request carries (command and folder, file, URL, the diff a write would make), notes —
+and how long the runtime keeps waiting; "N more waiting" when others queue behind it. The rest of the
+app stays usable: the dialog is not modal, and it hides itself when the queue is empty.
+
+Keyboard (the safe choice is the default one):
+
+* **Enter denies.** Deny is the default button and has the focus when a request appears, so a
+  keystroke meant for another window (Enter to send a prompt) can never approve anything; typing a
+  reason and pressing Enter denies with that reason.
+* **Esc denies**, and so does closing the window: it never approves, and a request is never left
+  unanswered behind a hidden window while the agent waits for it.
+* **Approving takes a deliberate act:** Tab to Approve and press Enter or Space, Alt+A, or
+  Ctrl+Shift+Enter (⌘⇧↩ on macOS, where buttons get no Tab focus by default).
+* When a new request appears, the buttons wait :data:`ARM_DELAY_MS` before they take input, so a key
+  already on its way (or a double-click) meant for the previous request does not answer this one.
+
+``decided(session_id, approval_id, decision, scope, reason)`` carries the wire values of
+``ApproveActionParams``: decision ``approved``/``denied``, scope ``once``/``session`` (a denial is
+always ``once``), reason ``""`` when none. The dialog removes the answered request from the queue.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QFont, QFontDatabase, QKeySequence, QShortcut, QTextOption
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.approval.present import RequestView, countdown_text, describe, waiting_text
+from desktop.approval.queue import ApprovalQueue, PendingApproval
+from desktop.patch.highlight import DiffView
+
+__all__ = ["ARM_DELAY_MS", "RISK_COLOURS", "ApprovalDialog"]
+
+ARM_DELAY_MS = 500
+"""How long a newly shown request ignores its buttons (Firefox guards its security prompts alike)."""
+
+RISK_COLOURS = {
+    "low": ("#2e7d32", "#ffffff"),
+    "medium": ("#f9a825", "#000000"),
+    "high": ("#c62828", "#ffffff"),
+}
+"""Badge background and text per risk. A solid badge with its own text colour reads the same on light
+and dark windows (contrast 5.1:1, 10.6:1 and 5.6:1); the level is also written out, never colour only."""
+
+_TICK_MS = 250
+_URGENT_S = 30.0
+_CODE_LINES = 6
+
+
+class ApprovalDialog(QDialog):
+    """See the module docstring. ``clock`` is ``time.monotonic`` (the queue's clock); ``session_label``
+    names a conversation for the user when several may ask at once."""
+
+    decided = Signal(str, str, str, str, str)
+
+    def __init__(
+        self,
+        queue: ApprovalQueue,
+        parent: QWidget | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        arm_delay_ms: int = ARM_DELAY_MS,
+        session_label: Callable[[str], str] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._queue = queue
+        self._clock = clock
+        self._arm_delay_ms = arm_delay_ms
+        self._session_label = session_label
+        self._shown: PendingApproval | None = None
+        self._armed = False
+        self._details_rows: list[tuple[str, str]] = []
+
+        self.setWindowTitle("Approval needed — Cowork")
+        self.setModal(False)
+        self.setWindowModality(Qt.WindowModality.NonModal)
+        self.setSizeGripEnabled(True)
+        self.resize(620, 480)
+        self._build()
+
+        self._tick = QTimer(self)
+        self._tick.setInterval(_TICK_MS)
+        self._tick.timeout.connect(self._on_tick)
+        self._arm_timer = QTimer(self)
+        self._arm_timer.setSingleShot(True)
+        self._arm_timer.timeout.connect(self._arm)
+
+        refresh = self._refresh
+        queue.subscribe(refresh)
+        self.destroyed.connect(lambda *_: queue.unsubscribe(refresh))
+        self._refresh()
+
+    # ------------------------------------------------------------------ what tests and D1 read
+
+    @property
+    def shown(self) -> PendingApproval | None:
+        """The request on screen, or ``None`` while the queue is empty."""
+        return self._shown
+
+    @property
+    def armed(self) -> bool:
+        """Whether the buttons take input (see :data:`ARM_DELAY_MS`)."""
+        return self._armed
+
+    def detail_rows(self) -> list[tuple[str, str]]:
+        """The details shown, as (label, value) pairs in order."""
+        return list(self._details_rows)
+
+    # ------------------------------------------------------------------ layout
+
+    def _build(self) -> None:
+        self.risk_label = QLabel()
+        self.risk_label.setObjectName("riskBadge")
+        self.title_label = QLabel()
+        self.title_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.title_label.setWordWrap(True)
+        title_font = QFont(self.title_label.font())
+        title_font.setBold(True)
+        title_font.setPointSizeF(title_font.pointSizeF() * 1.2)
+        self.title_label.setFont(title_font)
+        self.countdown_label = QLabel()
+        self.countdown_label.setAccessibleName("Time left")
+        header = QHBoxLayout()
+        header.addWidget(self.risk_label, 0, Qt.AlignmentFlag.AlignTop)
+        header.addWidget(self.title_label, 1)
+        header.addWidget(self.countdown_label, 0, Qt.AlignmentFlag.AlignTop)
+
+        self.waiting_label = QLabel()
+        self.session_label = QLabel()
+        self.summary_label = _plain_label(selectable=True)
+        self.description_label = _plain_label(selectable=True)
+        description_font = QFont(self.description_label.font())
+        description_font.setItalic(True)
+        self.description_label.setFont(description_font)
+
+        self._details = QWidget()
+        self._details_form = QFormLayout(self._details)
+        self._details_form.setContentsMargins(0, 0, 0, 0)
+        self._details_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.notes_label = _plain_label(selectable=True)
+        scroll_body = QWidget()
+        body = QVBoxLayout(scroll_body)
+        body.setContentsMargins(0, 0, 0, 0)
+        body.addWidget(self.summary_label)
+        body.addWidget(self.description_label)
+        body.addWidget(self._details)
+        body.addWidget(self.notes_label)
+        body.addStretch(1)
+        self._scroll = QScrollArea()
+        self._scroll.setWidgetResizable(True)
+        self._scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self._scroll.setWidget(scroll_body)
+
+        self.diff_view = DiffView()
+        self.diff_view.setAccessibleName("Changes this write would make")
+
+        self.scope_box = QCheckBox()
+        self.scope_box.setToolTip(
+            "Only this exact action is approved again without asking: a different command, file or "
+            "domain still asks. Ends with this conversation."
+        )
+        self.reason_edit = QLineEdit()
+        self.reason_edit.setPlaceholderText("Reason (optional): tell the agent why, or what to do instead")
+        self.reason_edit.setAccessibleName("Reason")
+
+        self.deny_button = QPushButton("&Deny")
+        self.deny_button.setDefault(True)
+        self.deny_button.setToolTip("Deny (Enter, Esc)")
+        self.approve_button = QPushButton("&Approve")
+        self.approve_button.setAutoDefault(True)
+        approve_keys = QKeySequence(Qt.Modifier.CTRL | Qt.Modifier.SHIFT | Qt.Key.Key_Return)
+        self.approve_button.setToolTip(
+            f"Approve ({approve_keys.toString(QKeySequence.SequenceFormat.NativeText)})"
+        )
+        self._approve_shortcut = QShortcut(approve_keys, self)
+        self._approve_shortcut.activated.connect(lambda: self._decide("approved"))
+        keypad_keys = QKeySequence(Qt.Modifier.CTRL | Qt.Modifier.SHIFT | Qt.Key.Key_Enter)
+        QShortcut(keypad_keys, self).activated.connect(lambda: self._decide("approved"))
+        self.deny_button.clicked.connect(lambda: self._decide("denied"))
+        self.approve_button.clicked.connect(lambda: self._decide("approved"))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.waiting_label)
+        buttons.addStretch(1)
+        buttons.addWidget(self.deny_button)
+        buttons.addWidget(self.approve_button)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(header)
+        layout.addWidget(self.session_label)
+        layout.addWidget(self._scroll, 2)
+        layout.addWidget(self.diff_view, 3)
+        layout.addWidget(self.scope_box)
+        layout.addWidget(self.reason_edit)
+        layout.addLayout(buttons)
+
+        # Deny first: the focus starts there, and Tab walks to Approve, then the options.
+        QWidget.setTabOrder(self.deny_button, self.approve_button)
+        QWidget.setTabOrder(self.approve_button, self.scope_box)
+        QWidget.setTabOrder(self.scope_box, self.reason_edit)
+        QWidget.setTabOrder(self.reason_edit, self.diff_view)
+
+    # ------------------------------------------------------------------ following the queue
+
+    def _refresh(self) -> None:
+        head = self._queue.head()
+        if head is None:
+            self._shown = None
+            self._tick.stop()
+            self._arm_timer.stop()
+            self._armed = False
+            self.hide()
+            return
+        if self._shown is None or head.approval_id != self._shown.approval_id:
+            self._show_request(head)
+        others = len(self._queue) - 1
+        self.waiting_label.setText(waiting_text(others))
+        self.waiting_label.setAccessibleName(waiting_text(others) or "No other approvals waiting")
+        self._update_countdown(head)
+        if not self._tick.isActive():
+            self._tick.start()
+        if not self.isVisible():
+            self.show()
+            self.raise_()
+            self.activateWindow()
+            QApplication.alert(self)
+
+    def _show_request(self, pending: PendingApproval) -> None:
+        self._shown = pending
+        view = describe(pending.request)
+        background, foreground = RISK_COLOURS[view.risk]
+        self.risk_label.setText(view.risk_label)
+        self.risk_label.setAccessibleName(view.risk_label)
+        self.risk_label.setStyleSheet(
+            f"QLabel#riskBadge {{ background-color: {background}; color: {foreground};"
+            " border-radius: 4px; padding: 2px 8px; font-weight: bold; }"
+        )
+        self.title_label.setText(view.title)
+        self.summary_label.setText(view.summary)
+        self.description_label.setText(view.description)
+        self.description_label.setVisible(bool(view.description))
+        conversation = self._session_label(pending.session_id) if self._session_label else ""
+        self.session_label.setText(f"Conversation: {conversation}" if conversation else "")
+        self.session_label.setVisible(bool(conversation))
+        self._fill_details(view)
+        self.notes_label.setText("\n".join(f"⚠ {note}" for note in view.notes))
+        self.notes_label.setVisible(bool(view.notes))
+        self.diff_view.set_diff(view.diff)
+        self.diff_view.setVisible(bool(view.diff))
+        self.scope_box.setText(view.scope_label)
+        self.scope_box.setChecked(False)
+        self.reason_edit.clear()
+        self.setWindowTitle(f"Approval needed: {view.title} — Cowork")
+        self._scroll.verticalScrollBar().setValue(0)
+        self.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
+        self._disarm()
+
+    def _fill_details(self, view: RequestView) -> None:
+        while self._details_form.rowCount():
+            self._details_form.removeRow(0)
+        self._details_rows = [(row.label, row.value) for row in view.rows]
+        for row in view.rows:
+            field: QWidget = _code_field(row.value) if row.kind == "code" else _plain_label(row.value, True)
+            field.setAccessibleName(row.label)
+            self._details_form.addRow(f"{row.label}:", field)
+        self._details.setVisible(bool(view.rows))
+
+    def _update_countdown(self, pending: PendingApproval) -> None:
+        left = pending.seconds_left(self._clock())
+        self.countdown_label.setText(countdown_text(left))
+        font = QFont(self.countdown_label.font())
+        font.setBold(left <= _URGENT_S)
+        self.countdown_label.setFont(font)
+
+    def _on_tick(self) -> None:
+        # Requests whose time ran out are gone on the runtime's side (denied); they leave the queue,
+        # which refreshes the dialog through its subscription.
+        self._queue.expire(self._clock())
+        head = self._queue.head()
+        if head is not None:
+            self._update_countdown(head)
+
+    # ------------------------------------------------------------------ arming
+
+    def _disarm(self) -> None:
+        # Deny keeps the focus and stays enabled (so the focus never jumps elsewhere), but nothing
+        # answers until armed; Approve is greyed meanwhile.
+        self._armed = False
+        self.approve_button.setEnabled(False)
+        if self._arm_delay_ms <= 0:
+            self._arm()
+        else:
+            self._arm_timer.start(self._arm_delay_ms)
+
+    def _arm(self) -> None:
+        if self._shown is None:
+            return
+        self._armed = True
+        self.approve_button.setEnabled(True)
+
+    # ------------------------------------------------------------------ answering
+
+    def _decide(self, decision: str) -> None:
+        pending = self._shown
+        if not self._armed or pending is None or self._queue.get(pending.approval_id) is None:
+            return
+        approved = decision == "approved"
+        scope = "session" if approved and self.scope_box.isChecked() else "once"
+        reason = self.reason_edit.text().strip()
+        self._queue.discard(pending.approval_id)
+        self.decided.emit(pending.session_id, pending.approval_id, decision, scope, reason)
+
+    def reject(self) -> None:
+        """Esc: deny the request shown (never approve; never leave it unanswered out of sight)."""
+        self._decide("denied")
+
+    def accept(self) -> None:
+        """Nothing approves implicitly: only the Approve button and its shortcuts do."""
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closing the window (its close button, Alt+F4, ⌘W) denies what it shows, like Esc: hidden,
+        the request would leave the agent waiting unseen. The next request, if any, takes its place.
+        To put the dialog away without answering (the app quitting), ``hide()`` it."""
+        if self._shown is None:
+            event.accept()
+            return
+        self._decide("denied")
+        event.ignore()  # the queue decides: the next request, or hidden when none is left
+
+
+def _plain_label(text: str = "", selectable: bool = False) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # wire text is never markup
+    label.setWordWrap(True)
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    if selectable:
+        label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+    return label
+
+
+def _code_field(text: str) -> QPlainTextEdit:
+    """A command, path or URL: monospace, whole (wrapped anywhere, scrolled past a few lines)."""
+    field = QPlainTextEdit(text)
+    field.setReadOnly(True)
+    field.setTabChangesFocus(True)
+    field.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    field.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    field.setTextInteractionFlags(
+        Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+    )
+    lines = min(max(1, text.count("\n") + 1), _CODE_LINES)
+    margins = field.contentsMargins()
+    document_margin = 2 * field.document().documentMargin()
+    height = lines * field.fontMetrics().lineSpacing() + margins.top() + margins.bottom() + document_margin
+    field.setFixedHeight(int(height) + 2)
+    return field

@@ -1,0 +1,168 @@
+"""What the approval dialog says about one request, worked out without Qt (seed 000 §10.1).
+
+The same facts ``cowork exec`` prints in a terminal (``desktop.headless.approvals``): title, what would
+run, the risk, the rule's description, every detail the request carries, and notes the user should
+weigh. Values come off the wire and are shown as text, never interpreted as markup.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+__all__ = [
+    "DetailRow",
+    "RequestView",
+    "countdown_text",
+    "describe",
+    "reveal_hidden",
+    "waiting_text",
+]
+
+RISK_LABELS = {"low": "Low risk", "medium": "Medium risk", "high": "High risk"}
+
+HIDDEN_CHARACTERS_NOTE = (
+    "Some text contains invisible or direction-changing characters; they are shown as ⟨U+XXXX⟩ "
+    "so that what you read is what would run."
+)
+
+
+@dataclass(frozen=True)
+class DetailRow:
+    label: str
+    value: str
+    kind: Literal["text", "code"] = "text"
+    """``code``: shown in a monospace font (commands, paths, URLs)."""
+
+
+@dataclass(frozen=True)
+class RequestView:
+    title: str
+    summary: str
+    risk: str
+    risk_label: str
+    description: str
+    rows: tuple[DetailRow, ...]
+    diff: str
+    notes: tuple[str, ...]
+    scope_label: str
+    """What "approve for the rest of this conversation" covers, in words: the runtime's session grant
+    is exact (the same capability on the same command, file or domain), and the user must see that."""
+
+
+def describe(request: dict[str, Any]) -> RequestView:
+    """Everything the dialog shows of ``request``, whole: nothing is cut, since the end of a long
+    command line is where something unexpected would hide."""
+    details = request.get("details")
+    details = details if isinstance(details, dict) else {}
+    risk = request.get("riskLevel")
+    risk = risk if risk in RISK_LABELS else "high"
+    title = _text(request.get("title")) or "Approval needed"
+    rows = tuple(_rows(details))
+    summary = _text(request.get("actionSummary")) or title
+    notes = [note for note in (_text(n) for n in _list(request.get("notes"))) if note]
+    shown = [title, summary, *(row.value for row in rows)]
+    if any(_HIDDEN_MARK in text for text in shown):
+        notes.insert(0, HIDDEN_CHARACTERS_NOTE)
+    return RequestView(
+        title=title,
+        summary=summary,
+        risk=risk,
+        risk_label=RISK_LABELS[risk],
+        description=_text(request.get("description")),
+        rows=rows,
+        diff=_text(details.get("diff"), strip=False),
+        notes=tuple(notes),
+        scope_label=_scope_label(details),
+    )
+
+
+def _rows(details: dict[str, Any]) -> list[DetailRow]:
+    rows = []
+    if tool := _text(details.get("toolName")):
+        rows.append(DetailRow("Tool", tool))
+    if command := _text(details.get("command")):
+        rows.append(DetailRow("Command", command, "code"))
+    if cwd := _text(details.get("cwd")):
+        rows.append(DetailRow("In folder", cwd, "code"))
+    if path := _text(details.get("path")):
+        rows.append(DetailRow("File", path, "code"))
+    if url := _text(details.get("url")):
+        method = _text(details.get("method"))
+        rows.append(DetailRow("Request", f"{method} {url}" if method else url, "code"))
+    known = {"toolName", "command", "cwd", "path", "url", "method", "diff"}
+    # Fields a newer runtime adds are still shown: the user decides on every fact the request carries.
+    for key, value in details.items():
+        if key not in known and (text := _text(value)):
+            rows.append(DetailRow(key, text))
+    return rows
+
+
+def _scope_label(details: dict[str, Any]) -> str:
+    if details.get("command"):
+        return "Approve this exact command for the rest of this conversation"
+    if details.get("url"):
+        host = _host(str(details["url"]))
+        if host:
+            return f"Approve requests to {host} for the rest of this conversation"
+    if details.get("path"):
+        return "Approve this action on this file for the rest of this conversation"
+    return "Approve this same action for the rest of this conversation"
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+
+
+def countdown_text(seconds_left: float) -> str:
+    """``4:59 left``; ``""`` when the request states no time limit."""
+    if math.isinf(seconds_left):
+        return ""
+    whole = max(0, math.ceil(seconds_left))
+    minutes, seconds = divmod(whole, 60)
+    return f"{minutes}:{seconds:02d} left"
+
+
+def waiting_text(others: int) -> str:
+    """``2 more waiting`` for the requests queued behind the one shown; ``""`` when none."""
+    return f"{others} more waiting" if others > 0 else ""
+
+
+_HIDDEN_MARK = "⟨U+"
+# Controls, format characters (bidi overrides, zero-width), separators other than the plain space (a
+# no-break space looks like one but is not one to a shell), private-use, surrogates and unassigned.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cs", "Cn"})
+
+
+def reveal_hidden(text: str) -> str:
+    """``text`` with invisible characters (bidi overrides, zero-width and no-break spaces, carriage
+    returns…) spelled out as ``⟨U+202E⟩``: they could make a command read differently from what runs.
+    Line feeds, tabs and plain spaces stay as they are."""
+    if text.isprintable() and _HIDDEN_MARK not in text:
+        return text
+    out = []
+    for char in text:
+        if char in "\n\t":
+            out.append(char)
+        elif char != " " and unicodedata.category(char) in _HIDDEN_CATEGORIES:
+            out.append(f"{_HIDDEN_MARK}{ord(char):04X}⟩")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _text(value: Any, *, strip: bool = True) -> str:
+    if value is None or isinstance(value, dict | list):
+        return ""
+    text = str(value)
+    return reveal_hidden(text.strip() if strip else text)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -1,0 +1,227 @@
+"""The patch preview without Qt: the ``GetPatchPreview`` result read into entries, the kind of each diff
+line for highlighting, what is shown of a very long diff, and what "Open in editor" may open.
+
+The runtime sends, per file, the absolute path, ``created``/``modified``/``deleted``, a unified diff
+whose headers name the file relative to its project folder, and the current size; a binary or
+oversized file comes with git's one-line summary (``Binary files a/x and b/x differ``) instead of hunks.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any, Literal
+
+__all__ = [
+    "DISPLAY_MAX_CHARS",
+    "DISPLAY_MAX_LINES",
+    "CannotOpen",
+    "LineKind",
+    "OpenTarget",
+    "PatchEntry",
+    "PreviewContents",
+    "display_diff",
+    "line_kind",
+    "open_target",
+    "read_preview",
+]
+
+LineKind = Literal["header", "hunk", "added", "removed", "context", "note"]
+
+#: Past these a diff is cut for display (the runtime already summarises any diff over 1 MiB): a text
+#: view with syntax highlighting stays responsive, and the editor is one click away for the rest.
+DISPLAY_MAX_LINES = 10_000
+DISPLAY_MAX_CHARS = 512 * 1024
+
+STATUS_MARKERS = {"created": "A", "modified": "M", "deleted": "D"}
+STATUS_WORDS = {"created": "created", "modified": "modified", "deleted": "deleted"}
+
+# Files the desktop would run, not show, if handed to the system: Windows runs these by extension,
+# macOS opens .command/.tool in Terminal and runs them, Linux desktops launch .desktop entries.
+_RUNNABLE_SUFFIXES = frozenset(
+    {
+        ".exe", ".com", ".bat", ".cmd", ".ps1", ".psm1", ".vbs", ".vbe", ".js", ".jse", ".wsf", ".wsh",
+        ".msi", ".msp", ".scr", ".pif", ".cpl", ".hta", ".lnk", ".reg", ".jar", ".appref-ms",
+        ".app", ".command", ".tool", ".terminal", ".workflow", ".action", ".pkg", ".mpkg",
+        ".desktop", ".appimage", ".run", ".url", ".webloc", ".inetloc",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PatchEntry:
+    path: str
+    """Absolute, as the runtime resolved it (relative only from an older runtime)."""
+    status: str
+    diff: str
+    size_bytes: int
+    display_path: str
+    """Relative to the workspace folder when inside it, with ``/``; else the path as sent."""
+    added: int
+    removed: int
+
+    @property
+    def marker(self) -> str:
+        """``A``, ``M`` or ``D``, as version control shows them."""
+        return STATUS_MARKERS.get(self.status, "?")
+
+    @property
+    def status_word(self) -> str:
+        return STATUS_WORDS.get(self.status, self.status or "changed")
+
+    @property
+    def has_hunks(self) -> bool:
+        """False for binary, oversized and special files: the diff is a one-line summary."""
+        return any(line.startswith("@@") for line in self.diff.splitlines())
+
+
+@dataclass(frozen=True)
+class PreviewContents:
+    entries: tuple[PatchEntry, ...]
+    skipped: int
+    """Entries the dialog could not read (a field missing or of the wrong type); they are counted,
+    not silently dropped."""
+
+
+def read_preview(preview: Any, workspace_root: Path | None) -> PreviewContents:
+    """The entries of a ``GetPatchPreview`` result (``{"files": [...]}``), in the runtime's order.
+
+    ``ValueError`` when ``preview`` is not a preview at all; single bad entries are skipped and
+    counted."""
+    if not isinstance(preview, dict) or not isinstance(preview.get("files"), list):
+        raise ValueError("the patch preview has no list of files")
+    entries: list[PatchEntry] = []
+    skipped = 0
+    for item in preview["files"]:
+        entry = _entry(item, workspace_root)
+        if entry is None:
+            skipped += 1
+        else:
+            entries.append(entry)
+    return PreviewContents(tuple(entries), skipped)
+
+
+def _entry(item: Any, root: Path | None) -> PatchEntry | None:
+    if not isinstance(item, dict):
+        return None
+    path, status, diff, size = item.get("path"), item.get("status"), item.get("diff"), item.get("sizeBytes")
+    if not isinstance(path, str) or not path or not isinstance(status, str) or not isinstance(diff, str):
+        return None
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        size = 0
+    added, removed = _counts(diff)
+    return PatchEntry(
+        path=path,
+        status=status,
+        diff=diff,
+        size_bytes=size,
+        display_path=_display_path(path, root),
+        added=added,
+        removed=removed,
+    )
+
+
+def _display_path(path: str, root: Path | None) -> str:
+    if root is None or not os.path.isabs(path):
+        return path.replace(os.sep, "/")
+    try:
+        relative = PurePath(os.path.relpath(path, root))
+    except ValueError:  # another drive on Windows
+        return path
+    if relative.parts and relative.parts[0] == os.pardir:
+        return path
+    return relative.as_posix()
+
+
+def _counts(diff: str) -> tuple[int, int]:
+    added = removed = 0
+    in_hunks = False
+    for line in diff.splitlines():
+        kind, in_hunks = line_kind(line, in_hunks)
+        if kind == "added":
+            added += 1
+        elif kind == "removed":
+            removed += 1
+    return added, removed
+
+
+def line_kind(line: str, in_hunks: bool) -> tuple[LineKind, bool]:
+    """The kind of one diff line, and whether the next line is inside hunks.
+
+    Before the first ``@@`` everything is header (``--- a/x``, ``+++ b/x``, ``diff --git``…); after it,
+    ``-``/``+`` are removed/added lines even when they look like headers (a removed ``-- x`` line is
+    ``--- x``), until a ``diff `` line starts the next file."""
+    if line.startswith("@@"):
+        return "hunk", True
+    if line.startswith("diff "):
+        return "header", False
+    if not in_hunks:
+        if line.startswith(("Binary files ", "Files ")):
+            return "note", False
+        return "header", False
+    if line.startswith("+"):
+        return "added", True
+    if line.startswith("-"):
+        return "removed", True
+    if line.startswith("\\"):
+        return "note", True
+    return "context", True
+
+
+def display_diff(diff: str) -> tuple[str, str]:
+    """What to show of ``diff`` and, when it was cut, a line saying so (``""`` otherwise)."""
+    lines = diff.splitlines()
+    shown = lines[:DISPLAY_MAX_LINES]
+    text = "\n".join(shown)
+    if len(text) > DISPLAY_MAX_CHARS:
+        text = text[:DISPLAY_MAX_CHARS].rsplit("\n", 1)[0]
+        shown = text.split("\n")
+    hidden = len(lines) - len(shown)
+    if hidden <= 0:
+        return text, ""
+    return text, f"… {hidden:,} more lines not shown here: open the file in the editor to see it all."
+
+
+@dataclass(frozen=True)
+class OpenTarget:
+    path: Path
+    reveal: bool
+    """True: open the folder that holds the file, not the file (the system would run it)."""
+    note: str
+    """Why the folder was opened instead; ``""`` when the file itself is opened."""
+
+
+class CannotOpen(Exception):
+    """There is nothing to open for this entry; the message says why, for the user."""
+
+
+def open_target(entry: PatchEntry, workspace_root: Path | None) -> OpenTarget:
+    """What "Open in editor" opens for ``entry``: the file, or its folder when the system would run
+    the file instead of showing it (an ``.exe``, a ``.command``, anything with an execute bit).
+
+    ``CannotOpen`` for a deleted file, a relative path without a workspace, or a file that is gone."""
+    if entry.status == "deleted":
+        raise CannotOpen(f"{entry.display_path} was deleted: there is no file to open.")
+    path = Path(entry.path)
+    if not path.is_absolute():
+        if workspace_root is None:
+            raise CannotOpen(f"{entry.display_path} has no folder to be found in.")
+        path = workspace_root / path
+    try:
+        info = path.stat()
+    except OSError:
+        raise CannotOpen(f"{entry.display_path} no longer exists.") from None
+    runnable = (
+        stat.S_ISDIR(info.st_mode)
+        or path.suffix.lower() in _RUNNABLE_SUFFIXES
+        or (os.name != "nt" and bool(info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)))
+    )
+    if runnable:
+        return OpenTarget(
+            path.parent,
+            reveal=True,
+            note=f"Opened the folder of {path.name}: the system would run this file, not show it.",
+        )
+    return OpenTarget(path, reveal=False, note="")
