@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from desktop.patch.model import LineKind, display_diff, line_kind
 
-__all__ = ["DiffHighlighter", "DiffView", "is_dark"]
+__all__ = ["DiffHighlighter", "DiffView", "is_dark", "status_colour"]
 
 # GitHub's diff colours (foreground): light/dark pairs chosen for contrast on white and on near-black.
 _COLOURS: dict[bool, dict[LineKind, str]] = {
@@ -24,9 +24,17 @@ _COLOURS: dict[bool, dict[LineKind, str]] = {
 _IN_HUNKS = 1  # block state: this line is inside hunks (see model.line_kind)
 
 
+_STATUS_KINDS: dict[str, LineKind] = {"created": "added", "deleted": "removed", "modified": "hunk"}
+
+
 def is_dark(palette: QPalette) -> bool:
     """Whether text is shown on a dark background."""
     return palette.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def status_colour(status: str, dark: bool) -> str:
+    """The colour of a file's created/modified/deleted marker: the colour of its kind of diff line."""
+    return _COLOURS[dark][_STATUS_KINDS.get(status, "hunk")]
 
 
 class DiffHighlighter(QSyntaxHighlighter):
