@@ -1,0 +1,142 @@
+"""Crash-loop detection for newly activated runtimes, called by the desktop's process manager.
+
+A runtime that passed its health check can still crash on real work. The process manager reports
+every runtime it starts and how each ended::
+
+    run = guard.record_start(active.version)          # right after spawning it
+    rollback = guard.record_exit(run, crashed=True)   # it died unasked (non-zero exit, signal, lost pipe)
+
+A version is *on probation* from its activation until one of its runs ends cleanly or outlives
+``quick_seconds``. While on probation, ``max_quick_crashes`` crashes each within ``quick_seconds`` of
+their start roll it back: the pointer returns to the previous version (or the bundled runtime) and
+the version is marked bad, never to be started or installed again. The count is kept in
+``updater/runs.json``, so it spans app restarts — a runtime that crashes at once usually makes the
+user restart the app. A version that has proven itself is never rolled back for crashing: by then the
+cause is more likely the task than the release.
+
+Starts whose exit was never reported (the app itself died) are remembered for a week, so garbage
+collection never deletes a version a session might still be running.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop.updater.install import Installer, Rollback
+from desktop.updater.layout import InstallLayout, atomic_write, default_root, read_json
+from desktop.updater.state import state_lock
+
+__all__ = ["CrashLoopGuard", "RuntimeRun"]
+
+_MAX_OPEN_STARTS = 64
+_OPEN_START_MEMORY_SECONDS = 7 * 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeRun:
+    """One runtime process, as :meth:`CrashLoopGuard.record_start` saw it start."""
+
+    version: str
+    started_at: float
+
+
+class CrashLoopGuard:
+    def __init__(
+        self,
+        root: Path | None = None,
+        *,
+        bundled_dir: Path | None = None,
+        max_quick_crashes: int = 3,
+        quick_seconds: float = 60.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.layout = InstallLayout(default_root() if root is None else root)
+        self.installer = Installer(self.layout, bundled_dir=bundled_dir)
+        self.max_quick_crashes = max_quick_crashes
+        self.quick_seconds = quick_seconds
+        self.clock = clock
+
+    def record_start(self, version: str) -> RuntimeRun:
+        run = RuntimeRun(version, self.clock())
+
+        def add(entry: dict[str, Any]) -> None:
+            entry["starts"] = [*entry["starts"], run.started_at][-_MAX_OPEN_STARTS:]
+
+        self._change(version, add)
+        return run
+
+    def record_exit(self, run: RuntimeRun, *, crashed: bool) -> Rollback | None:
+        """Report how ``run`` ended; returns the rollback it caused, if any."""
+        quick = crashed and self.clock() - run.started_at < self.quick_seconds
+
+        def settle(entry: dict[str, Any]) -> bool:
+            entry["starts"] = [start for start in entry["starts"] if start != run.started_at]
+            if entry["proven"]:
+                return False
+            if not quick:
+                entry["proven"], entry["quickCrashes"] = True, 0
+                return False
+            entry["quickCrashes"] += 1
+            return bool(entry["quickCrashes"] >= self.max_quick_crashes)
+
+        with state_lock(self.layout):
+            if not self._change(run.version, settle):
+                return None
+            return self.installer.rollback(
+                run.version,
+                f"crashed {self.max_quick_crashes} times within {self.quick_seconds:g} s of starting",
+            )
+
+    def record_activation(self, version: str) -> None:
+        """A fresh activation starts a fresh probation (the updater calls this)."""
+
+        def reset(entry: dict[str, Any]) -> None:
+            entry["proven"], entry["quickCrashes"] = False, 0
+
+        self._change(version, reset)
+
+    def possibly_running(self) -> set[str]:
+        """Versions with a start whose exit was not reported in the last week."""
+        horizon = self.clock() - _OPEN_START_MEMORY_SECONDS
+        return {
+            version
+            for version, entry in self._load().items()
+            if any(start > horizon for start in entry["starts"])
+        }
+
+    # ------------------------------------------------------------------ runs.json
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        data = read_json(self.layout.runs_file)
+        versions = data.get("versions") if isinstance(data, dict) else None
+        if not isinstance(versions, dict):
+            return {}
+        return {str(version): _entry(value) for version, value in versions.items()}
+
+    def _change(self, version: str, change: Callable[[dict[str, Any]], Any]) -> Any:
+        with state_lock(self.layout):
+            versions = self._load()
+            entry = versions.setdefault(version, _entry(None))
+            result = change(entry)
+            document = {"versions": versions}
+            atomic_write(
+                self.layout.runs_file, json.dumps(document, indent=2, sort_keys=True).encode() + b"\n"
+            )
+        return result
+
+
+def _entry(value: object) -> dict[str, Any]:
+    """A runs.json entry with every field present and of the right type (a damaged one starts over)."""
+    entry = value if isinstance(value, dict) else {}
+    starts = entry.get("starts")
+    crashes = entry.get("quickCrashes")
+    return {
+        "starts": [s for s in starts if isinstance(s, int | float)] if isinstance(starts, list) else [],
+        "quickCrashes": crashes if isinstance(crashes, int) and crashes >= 0 else 0,
+        "proven": entry.get("proven") is True,
+    }
