@@ -27,6 +27,7 @@ PACKAGES = [
     "agent_runtime/agent_host/policy",
     "agent_runtime/tool_runtime",
     "agent_runtime/scripted_gateway",
+    "cowork_release",
     *(
         f"backend/{part}"
         for part in (
@@ -62,6 +63,7 @@ VIOLATIONS = {
     "policy-is-pure": ("agent_runtime/agent_host/policy/bad.py", "import socket\n"),
     "backend-layers": ("backend/session/bad.py", "from backend import workspace\n"),
     "boto3-only-in-the-aws-store": ("backend/common/bad.py", "import boto3\n"),
+    "release-tooling-stands-alone": ("cowork_release/bad.py", "import agent_runtime\n"),
 }
 
 

@@ -1,0 +1,59 @@
+"""Running PyInstaller on the runtime's spec (``build/agent_runtime.spec``), onedir.
+
+PyInstaller runs in a child process of the same interpreter (the one whose environment holds the
+runtime's dependencies), with its work and output directories under ``--out``: nothing is written
+beside the sources.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from cowork_release.errors import ReleaseError
+
+__all__ = ["BUILD_DIR", "DEFAULT_OUT", "DEFAULT_SPEC", "Frozen", "freeze"]
+
+BUILD_DIR = Path(__file__).resolve().parent.parent
+DEFAULT_SPEC = BUILD_DIR / "agent_runtime.spec"
+DEFAULT_OUT = BUILD_DIR / "out"
+
+
+@dataclass(frozen=True)
+class Frozen:
+    dist: Path
+    """The onedir tree: ``agent-runtime/`` with the program and ``_internal/``."""
+
+
+def freeze(spec: Path = DEFAULT_SPEC, out: Path = DEFAULT_OUT, *, quiet: bool = False) -> Frozen:
+    """Build the onedir tree into ``out/dist/agent-runtime`` (replacing an older one)."""
+    if not spec.is_file():
+        raise ReleaseError(f"{spec} does not exist")
+    if importlib.util.find_spec("PyInstaller") is None:
+        raise ReleaseError("PyInstaller is not installed: pip install -e '.[build]'")
+    work, dist = out / "work", out / "dist"
+    command = [
+        sys.executable,
+        "-m",
+        "PyInstaller",
+        "--noconfirm",
+        "--clean",
+        "--log-level",
+        "WARN",
+        "--workpath",
+        str(work),
+        "--distpath",
+        str(dist),
+        str(spec),
+    ]
+    result = subprocess.run(command, capture_output=quiet, text=True, check=False)
+    if result.returncode != 0:
+        tail = (result.stderr or "").strip().splitlines()[-1:] if quiet else []
+        raise ReleaseError(f"PyInstaller failed (exit {result.returncode}){': ' + tail[0] if tail else ''}")
+    tree = dist / "agent-runtime"
+    if not tree.is_dir():
+        raise ReleaseError(f"PyInstaller finished but {tree} is missing")
+    return Frozen(dist=tree)
