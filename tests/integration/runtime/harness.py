@@ -19,7 +19,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -167,15 +167,19 @@ class Runtime:
 
     @classmethod
     async def launch(
-        cls, env: Mapping[str, str], *, label: str = "runtime", connect_timeout: float = 30.0
+        cls,
+        env: Mapping[str, str],
+        *,
+        label: str = "runtime",
+        connect_timeout: float = 30.0,
+        program: Sequence[str] = (sys.executable, "-m", "agent_runtime"),
     ) -> Runtime:
-        """Spawn ``python -m agent_runtime --connect NAME`` and accept its authenticated connection."""
+        """Spawn ``python -m agent_runtime --connect NAME`` (or ``program``, e.g. a frozen runtime) and
+        accept its authenticated connection."""
         listener = await RuntimeListener.open()
         async with listener:
             process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "agent_runtime",
+                *program,
                 "--connect",
                 listener.name,
                 cwd=REPO_ROOT,
