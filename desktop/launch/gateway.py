@@ -73,6 +73,11 @@ def resolve_gateway(
     saved = _saved_settings(settings_file or settings_path())
     chosen_endpoint = endpoint or environ.get("LLM_GATEWAY_ENDPOINT") or saved.get("endpoint")
     if not chosen_endpoint:
+        if saved.get("preset") == "demo":  # the desktop's settings chose it: it has no fixed endpoint
+            raise LaunchError(
+                "The saved settings choose the offline demo model: run cowork exec with --demo, "
+                "which starts it for the run"
+            )
         raise LaunchError(
             "No LLM gateway is configured: set LLM_GATEWAY_ENDPOINT (and LLM_GATEWAY_MODEL), "
             "pass --endpoint, or try the offline demo model with --demo"

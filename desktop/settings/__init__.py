@@ -1,0 +1,4 @@
+"""The desktop's settings (seed 001 §1; DESIGN.md "The embedded default"): ``store`` (Qt-free: the
+settings file ``cowork exec`` reads too, tokens in the OS keychain), ``presets`` (Anthropic, OpenAI,
+Ollama, LiteLLM, the offline demo model) and ``dialog`` (Settings and the first-run dialog).
+"""
