@@ -172,8 +172,9 @@ class ApprovalDialog(QDialog):
         self._scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self._scroll.setWidget(scroll_body)
 
+        self.diff_caption = QLabel("Changes it would make:")
         self.diff_view = DiffView()
-        self.diff_view.setAccessibleName("Changes this write would make")
+        self.diff_view.setAccessibleName("Changes it would make")
 
         self.scope_box = QCheckBox()
         self.scope_box.setToolTip(
@@ -209,6 +210,7 @@ class ApprovalDialog(QDialog):
         layout.addLayout(header)
         layout.addWidget(self.session_label)
         layout.addWidget(self._scroll, 2)
+        layout.addWidget(self.diff_caption)
         layout.addWidget(self.diff_view, 3)
         layout.addWidget(self.scope_box)
         layout.addWidget(self.reason_edit)
@@ -267,8 +269,10 @@ class ApprovalDialog(QDialog):
         self.notes_label.setVisible(bool(view.notes))
         self.diff_view.set_diff(view.diff)
         self.diff_view.setVisible(bool(view.diff))
+        self.diff_caption.setVisible(bool(view.diff))
         self.scope_box.setText(view.scope_label)
         self.scope_box.setChecked(False)
+        self.scope_box.setVisible(bool(view.scope_label))
         self.reason_edit.clear()
         self.setWindowTitle(f"Approval needed: {view.title} — Cowork")
         self._scroll.verticalScrollBar().setValue(0)
@@ -325,7 +329,8 @@ class ApprovalDialog(QDialog):
         if not self._armed or pending is None or self._queue.get(pending.approval_id) is None:
             return
         approved = decision == "approved"
-        scope = "session" if approved and self.scope_box.isChecked() else "once"
+        session_wide = self.scope_box.isChecked() and not self.scope_box.isHidden()
+        scope = "session" if approved and session_wide else "once"
         reason = self.reason_edit.text().strip()
         self._queue.discard(pending.approval_id)
         self.decided.emit(pending.session_id, pending.approval_id, decision, scope, reason)

@@ -50,7 +50,8 @@ class RequestView:
     notes: tuple[str, ...]
     scope_label: str
     """What "approve for the rest of this conversation" covers, in words: the runtime's session grant
-    is exact (the same capability on the same command, file or domain), and the user must see that."""
+    is exact (the same capability on the same command, file or domain), and the user must see that.
+    ``""`` when the request names no such target: the runtime would grant it only once anyway."""
 
 
 def describe(request: dict[str, Any]) -> RequestView:
@@ -110,7 +111,7 @@ def _scope_label(details: dict[str, Any]) -> str:
             return f"Approve requests to {host} for the rest of this conversation"
     if details.get("path"):
         return "Approve this action on this file for the rest of this conversation"
-    return "Approve this same action for the rest of this conversation"
+    return ""
 
 
 def _host(url: str) -> str:

@@ -167,6 +167,16 @@ def test_space_on_the_scope_box_then_approving_covers_the_rest_of_the_conversati
     assert decisions == [("sess_1", "appr_1", "approved", "session", "")]
 
 
+def test_without_a_target_there_is_no_session_scope_to_offer(
+    qtbot: QtBot, dialog: ApprovalDialog, queue: ApprovalQueue, clock: Clock, decisions: list[Decision]
+) -> None:
+    add(queue, clock, request("appr_1", details={"toolName": "RemoteSearch"}))
+    assert dialog.scope_box.isHidden()
+    dialog.scope_box.setChecked(True)  # even if it were ticked somehow
+    qtbot.mouseClick(dialog.approve_button, Qt.MouseButton.LeftButton)
+    assert decisions == [("sess_1", "appr_1", "approved", "once", "")]
+
+
 def test_a_denial_is_always_once_even_with_the_scope_box_ticked(
     qtbot: QtBot, dialog: ApprovalDialog, queue: ApprovalQueue, clock: Clock, decisions: list[Decision]
 ) -> None:
@@ -269,6 +279,7 @@ def test_answering_moves_to_the_next_request_with_a_fresh_reason_and_scope(
     assert dialog.focusWidget() is dialog.deny_button
     assert dialog.risk_label.text() == "High risk"
     assert dialog.diff_view.isVisibleTo(dialog)
+    assert dialog.diff_caption.isVisibleTo(dialog)
     assert "+print('hello, world')" in dialog.diff_view.toPlainText()
     qtbot.mouseClick(dialog.deny_button, Qt.MouseButton.LeftButton)
     assert [d[1:3] for d in decisions] == [("appr_1", "approved"), ("appr_2", "denied")]
