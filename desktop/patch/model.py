@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Literal
@@ -48,6 +49,9 @@ _RUNNABLE_SUFFIXES = frozenset(
         ".desktop", ".appimage", ".run", ".url", ".webloc", ".inetloc",
     }
 )  # fmt: skip
+# Windows also runs scripts of the interpreters installed on it by double-click (the Python launcher
+# installs itself as the handler of .py): there those open their folder too.
+_RUNNABLE_ON_WINDOWS = frozenset({".py", ".pyw", ".pyz", ".pyzw", ".sh", ".pl", ".rb", ".php", ".tcl"})
 
 
 @dataclass(frozen=True)
@@ -197,11 +201,13 @@ class CannotOpen(Exception):
     """There is nothing to open for this entry; the message says why, for the user."""
 
 
-def open_target(entry: PatchEntry, workspace_root: Path | None) -> OpenTarget:
+def open_target(entry: PatchEntry, workspace_root: Path | None, *, windows: bool | None = None) -> OpenTarget:
     """What "Open in editor" opens for ``entry``: the file, or its folder when the system would run
-    the file instead of showing it (an ``.exe``, a ``.command``, anything with an execute bit).
+    the file instead of showing it (an ``.exe``, a ``.command``, anything with an execute bit; on
+    Windows also scripts such as ``.py``). ``windows``: the platform's rules (default: this one's).
 
     ``CannotOpen`` for a deleted file, a relative path without a workspace, or a file that is gone."""
+    windows = sys.platform == "win32" if windows is None else windows
     if entry.status == "deleted":
         raise CannotOpen(f"{entry.display_path} was deleted: there is no file to open.")
     path = Path(entry.path)
@@ -213,10 +219,12 @@ def open_target(entry: PatchEntry, workspace_root: Path | None) -> OpenTarget:
         info = path.stat()
     except OSError:
         raise CannotOpen(f"{entry.display_path} no longer exists.") from None
+    suffix = path.suffix.lower()
     runnable = (
         stat.S_ISDIR(info.st_mode)
-        or path.suffix.lower() in _RUNNABLE_SUFFIXES
-        or (os.name != "nt" and bool(info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)))
+        or suffix in _RUNNABLE_SUFFIXES
+        or (windows and suffix in _RUNNABLE_ON_WINDOWS)
+        or (not windows and bool(info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)))
     )
     if runnable:
         return OpenTarget(

@@ -103,8 +103,9 @@ def test_arrow_keys_choose_the_file_shown(qtbot: QtBot, tmp_path: Path) -> None:
 def test_open_in_editor_opens_the_file_in_the_workspace(qtbot: QtBot, tmp_path: Path) -> None:
     opener = Opener()
     dialog = make(qtbot, workspace_preview(tmp_path), tmp_path, opener)
+    dialog.file_list.setCurrentItem(dialog.file_list.topLevelItem(1))  # a Markdown file: opened everywhere
     qtbot.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
-    assert opener.urls == [QUrl.fromLocalFile(str(tmp_path / "src" / "app.py"))]
+    assert opener.urls == [QUrl.fromLocalFile(str(tmp_path / "NOTES.md"))]
     assert dialog.message_label.text() == ""
 
 

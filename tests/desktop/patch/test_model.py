@@ -137,13 +137,22 @@ def test_a_file_the_system_would_run_opens_its_folder_instead(tmp_path: Path, na
     assert name in target.note
 
 
+def test_on_windows_scripts_open_their_folder_elsewhere_the_editor_opens_them(tmp_path: Path) -> None:
+    (tmp_path / "fix.py").write_text("print('hi')\n")
+    entry = read_preview(
+        {"files": [{"path": str(tmp_path / "fix.py"), "status": "created", "diff": ""}]}, None
+    )
+    assert open_target(entry.entries[0], None, windows=True).reveal
+    assert not open_target(entry.entries[0], None, windows=False).reveal
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="execute bits are POSIX")
 def test_a_file_with_an_execute_bit_opens_its_folder_instead(tmp_path: Path) -> None:
     script = tmp_path / "tool"
     script.write_text("#!/bin/sh\necho owned\n")
     script.chmod(0o755)
     preview = {"files": [{"path": str(script), "status": "modified", "diff": ""}]}
-    target = open_target(read_preview(preview, tmp_path).entries[0], tmp_path)
+    target = open_target(read_preview(preview, tmp_path).entries[0], tmp_path, windows=False)
     assert (target.path, target.reveal) == (tmp_path, True)
 
 
