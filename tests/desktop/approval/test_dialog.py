@@ -401,3 +401,15 @@ def test_the_write_diff_is_highlighted_readably_in_light_and_dark(
     assert dark_added.lightness() > 128  # light text on the dark background
     assert dark_added.green() > dark_added.red()
     assert dark_removed.red() > dark_removed.green()
+
+
+def test_a_dialog_deleted_with_its_window_stops_following_the_queue(
+    qtbot: QtBot, queue: ApprovalQueue, clock: Clock
+) -> None:
+    import shiboken6
+
+    window = QWidget()
+    ApprovalDialog(queue, window, clock=clock, arm_delay_ms=0)
+    shiboken6.delete(window)  # the main window goes, and its dialog with it
+    add(queue, clock, request("appr_1"))  # no call into a deleted widget
+    assert len(queue) == 1
