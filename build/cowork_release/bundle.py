@@ -214,7 +214,7 @@ def _check_members(path: Path, tar: tarfile.TarFile, files: BundleFileList) -> N
         name = member.name.rstrip("/") if member.isdir() else member.name
         if name == BUNDLE_TOP_DIR and member.isdir():
             continue
-        if not name.startswith(f"{BUNDLE_TOP_DIR}/"):
+        if not name.startswith(f"{BUNDLE_TOP_DIR}/") or ".." in name.split("/"):
             raise _bad(path, f"{member.name!r} is outside {BUNDLE_TOP_DIR}/")
         relative = name.removeprefix(f"{BUNDLE_TOP_DIR}/")
         if member.isdir():

@@ -33,7 +33,7 @@ from contracts.release import (
     verify_release_document,
 )
 from cowork_release import edits
-from cowork_release.bundle import inspect_bundle, package
+from cowork_release.bundle import file_sha256, inspect_bundle, package
 from cowork_release.errors import ReleaseError
 from cowork_release.freeze import DEFAULT_OUT, DEFAULT_SPEC, freeze
 from cowork_release.keys import (
@@ -342,9 +342,9 @@ def _check_bundles(site: Site, manifest: ReleaseManifest) -> int:
                     continue
                 target = Path(scratch) / Path(ref.url).name
                 site.fetch(ref.url, target, limit=ref.size)
-                info = inspect_bundle(target)
-                if (info.sha256, info.size) != (ref.sha256, ref.size):
+                if (file_sha256(target), target.stat().st_size) != (ref.sha256, ref.size):
                     raise ReleaseError(f"{ref.url} does not match the SHA-256 and size the manifest declares")
+                info = inspect_bundle(target)
                 if (info.files.runtime_version, info.files.platform) != (release.runtime_version, platform):
                     raise ReleaseError(
                         f"{ref.url} holds {info.files.runtime_version} for {info.files.platform}"

@@ -125,13 +125,15 @@ def _read(path: Path, what: str) -> bytes:
 def load_private_key(path: Path, passphrase: bytes | None) -> Ed25519PrivateKey:
     data = _read(path, "key file")
     try:
-        key = load_pem_private_key(data, password=passphrase)
-    except TypeError:
-        if passphrase is None:
-            raise ReleaseError(
-                f"{path} is encrypted: name the passphrase's variable with --passphrase-env"
-            ) from None
-        raise ReleaseError(f"{path} is not encrypted, but a passphrase was given") from None
+        try:
+            key = load_pem_private_key(data, password=passphrase)
+        except TypeError:
+            if passphrase is None:
+                raise ReleaseError(
+                    f"{path} is encrypted: name the passphrase's variable with --passphrase-env"
+                ) from None
+            # The passphrase is for the command's encrypted keys; this one is not encrypted.
+            key = load_pem_private_key(data, password=None)
     except ValueError:
         raise ReleaseError(f"{path} is not a PEM private key, or the passphrase is wrong") from None
     if not isinstance(key, Ed25519PrivateKey):
