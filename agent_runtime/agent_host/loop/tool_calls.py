@@ -4,6 +4,7 @@ concurrently, results in the order the model asked for them."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -128,7 +129,7 @@ async def run_tool_calls(
             assert entry.prepared.capability is not None  # no capability → failed in prepare
             try:
                 record = await ctx.approvals.request(
-                    entry.outcome,
+                    await _with_proposed_diff(ctx, entry.prepared, entry.outcome),
                     capability=entry.prepared.capability,
                     grant_key=entry.prepared.target,
                     task_id=task.task_id,
@@ -148,6 +149,16 @@ async def run_tool_calls(
     if len(checked) == 1:
         return StepResults([await one(checked[0])])  # one call needs no task of its own
     return StepResults(list(await asyncio.gather(*(one(entry) for entry in checked))))
+
+
+async def _with_proposed_diff(
+    ctx: LoopContext, prepared: PreparedCall, outcome: ApprovalRequired
+) -> ApprovalRequired:
+    """The request with the diff the write or deletion would make, read off the event loop."""
+    diff = await asyncio.to_thread(ctx.dispatch.proposed_diff, prepared)
+    if not diff:
+        return outcome
+    return dataclasses.replace(outcome, details=outcome.details.model_copy(update={"diff": diff}))
 
 
 def _ms(started: float) -> float:

@@ -305,6 +305,23 @@ class ToolDispatch:
 
     # ------------------------------------------------------------------ patch preview, shutdown
 
+    def proposed_diff(self, prepared: PreparedCall) -> str | None:
+        """The diff a WriteFile or DeleteFile would make to the disk now, for its approval request
+        (seed 000 §10.2: the user decides on facts); None for other calls. Reads the file."""
+        path = prepared.call.arguments.get("path")
+        if prepared.capability not in _CHANGES_FILES or not isinstance(path, str):
+            return None
+        if prepared.capability is Capability.FILE_DELETE:
+            return self._patches.proposed_diff(path, None)
+        content = prepared.call.arguments.get("content")
+        if not isinstance(content, str):
+            return None
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError:
+            return None  # the write itself will fail with a clear error, asked or not
+        return self._patches.proposed_diff(path, data)
+
     def patch_preview(self, task_id: str | None = None) -> PatchPreview:
         """``GetPatchPreview``: the files this session changed (reads them; see ``patches``)."""
         return self._patches.preview(task_id)

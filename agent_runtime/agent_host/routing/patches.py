@@ -34,6 +34,7 @@ from contracts.enums import PatchFileStatus
 from contracts.methods import PatchFile, PatchPreview
 
 __all__ = [
+    "MAX_APPROVAL_DIFF_BYTES",
     "MAX_DIFF_BYTES",
     "MAX_FILE_DIFF_BYTES",
     "MAX_HASH_BYTES",
@@ -52,6 +53,8 @@ PATCH_MEMORY_BUDGET = 64 * 1024 * 1024
 #: diffs together stay well below, larger ones are summarised (line counts) instead of shown.
 MAX_FILE_DIFF_BYTES = 1024 * 1024
 MAX_PREVIEW_DIFF_BYTES = 8 * 1024 * 1024
+#: An approval request travels as one event and is read by a person before anything happens.
+MAX_APPROVAL_DIFF_BYTES = 256 * 1024
 
 _CHUNK = 1024 * 1024
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in must not hang the read
@@ -176,15 +179,26 @@ class PatchTracker:
         diff = unified_diff(label, original, current)
         length = len(diff.encode("utf-8"))
         if length > min(self._max_file_diff, room):
-            added, removed = _line_counts(diff)
             reason = "too large to show" if length > self._max_file_diff else "past the preview's size limit"
-            old_name = "/dev/null" if original.kind == "absent" else f"a/{label}"
-            new_name = "/dev/null" if current.kind == "absent" else f"b/{label}"
-            diff = (
-                f"Files {old_name} and {new_name} differ (the diff is {length:,} bytes, {reason}:"
-                f" +{added:,} -{removed:,} lines)\n"
-            )
+            diff = _summary(diff, length, label, original, current, reason)
         return PatchFile(path=path, status=status, diff=diff, size_bytes=size)
+
+    def proposed_diff(self, path: str, new_content: bytes | None) -> str:
+        """The diff writing ``new_content`` to ``path`` (``None``: deleting it) would make to the disk
+        now — what an approval request shows (seed 000 §10.2). Summarised past
+        ``MAX_APPROVAL_DIFF_BYTES``; never raises."""
+        label = _label(path, self._roots)
+        before = read_state(path, max_keep=self._max_diff, max_hash=self._max_hash)
+        if new_content is None:
+            after = FileState("absent")
+        else:
+            kept = new_content if len(new_content) <= self._max_diff else None
+            after = FileState("file", size=len(new_content), content=kept)
+        diff = unified_diff(label, before, after)
+        length = len(diff.encode("utf-8"))
+        if length > MAX_APPROVAL_DIFF_BYTES:
+            diff = _summary(diff, length, label, before, after, "too large to show")
+        return diff
 
 
 def read_state(path: str, *, max_keep: int, max_hash: int) -> FileState:
@@ -265,6 +279,16 @@ def unified_diff(label: str, before: FileState, after: FileState) -> str:
         else:
             out.append(line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _summary(diff: str, length: int, label: str, before: FileState, after: FileState, reason: str) -> str:
+    added, removed = _line_counts(diff)
+    old_name = "/dev/null" if before.kind == "absent" else f"a/{label}"
+    new_name = "/dev/null" if after.kind == "absent" else f"b/{label}"
+    return (
+        f"Files {old_name} and {new_name} differ (the diff is {length:,} bytes, {reason}:"
+        f" +{added:,} -{removed:,} lines)\n"
+    )
 
 
 def _line_counts(diff: str) -> tuple[int, int]:

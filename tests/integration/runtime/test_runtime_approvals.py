@@ -121,6 +121,12 @@ async def test_a_session_scoped_approval_covers_the_same_normalised_target_only(
         await rt.start_task("Write a twice and b", approvalMode="always")
         first = await rt.event("approval_requested")
         assert first["payload"]["details"].get("path") == str(a)
+        # The diff the write would make, shown before anything is written (seed 000 §10.2).
+        assert (
+            first["payload"]["details"]["diff"]
+            == "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+first\n\\ No newline at end of file\n"
+        )
+        assert not a.exists()
         await rt.approve(first["payload"]["approvalId"], scope="session")
         second = await rt.event("approval_requested", count=2)
         assert second["payload"]["details"].get("path") == str(b)
@@ -159,6 +165,8 @@ async def test_on_risky_actions_asks_only_for_the_high_risk_call(
     assert len(rt.find("approval_requested")) == 1
     assert asked["payload"]["riskLevel"] == "high"
     assert asked["payload"]["details"].get("path") == str(victim)
+    assert asked["payload"]["details"]["diff"].splitlines()[:2] == ["--- a/victim.txt", "+++ /dev/null"]
+    assert "-keep me" in asked["payload"]["details"]["diff"]
     assert victim.read_text() == "keep me"
     assert (workspace / "c.txt").read_text() == "c"
     assert [bool(block.get("is_error")) for block in results] == [False, True]

@@ -220,3 +220,34 @@ def test_diffs_too_large_for_one_answer_are_summarised_by_line_counts(tmp_path: 
     assert diffs["a.txt"].startswith("--- a/a.txt\n+++ b/a.txt\n@@")
     assert "past the preview's size limit: +40 -40 lines" in diffs["b.txt"]
     assert "too large to show: +200 -40 lines" in diffs["c.txt"]
+
+
+# ---------------------------------------------------------------- the diff an approval request shows
+
+
+def test_an_approval_shows_the_diff_the_write_would_make_before_anything_is_written(
+    dispatch: ToolDispatch, workspace: Path
+) -> None:
+    (workspace / "f.txt").write_text("one\ntwo\n")
+    ids = {"session_id": "sess-1", "task_id": "task-1", "step_id": "step-1"}
+    write = dispatch.prepare(tool_call("WriteFile", path="f.txt", content="one\n2\n"), **ids)
+    diff = dispatch.proposed_diff(write)
+    assert diff is not None
+    assert diff.splitlines() == ["--- a/f.txt", "+++ b/f.txt", "@@ -1,2 +1,2 @@", " one", "-two", "+2"]
+    assert (workspace / "f.txt").read_text() == "one\ntwo\n"
+    delete = dispatch.prepare(tool_call("DeleteFile", path="f.txt"), **ids)
+    assert (dispatch.proposed_diff(delete) or "").splitlines()[:2] == ["--- a/f.txt", "+++ /dev/null"]
+    read = dispatch.prepare(tool_call("ReadFile", path="f.txt"), **ids)
+    assert dispatch.proposed_diff(read) is None
+
+
+def test_an_approval_diff_too_large_to_show_is_summarised(dispatch: ToolDispatch) -> None:
+    ids = {"session_id": "sess-1", "task_id": "task-1", "step_id": "step-1"}
+    content = "".join(f"line {i}\n" for i in range(60_000))
+    diff = dispatch.proposed_diff(
+        dispatch.prepare(tool_call("WriteFile", path="big.txt", content=content), **ids)
+    )
+    assert diff == (
+        "Files /dev/null and b/big.txt differ"
+        " (the diff is 708,938 bytes, too large to show: +60,000 -0 lines)\n"
+    )
