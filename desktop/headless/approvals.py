@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
+from desktop.approval.present import reveal_hidden
+
 __all__ = ["NO_TERMINAL_REASON", "Answer", "Approver", "TerminalApprover", "UnattendedApprover"]
 
 NO_TERMINAL_REASON = "No terminal to ask on; run cowork exec with --approve-all to approve such actions"
@@ -92,6 +94,9 @@ def _start_reader(stream: TextIO, lines: asyncio.Queue[str | None], loop: asynci
 
 
 def _describe(request: dict[str, Any]) -> str:
+    """The request as the terminal shows it. Every text from the wire has its control and invisible
+    characters spelled out (⟨U+001B⟩): an escape sequence in a command or a file could otherwise
+    rewrite the line the user reads before answering."""
     details = request.get("details") or {}
     lines = [
         "",
@@ -102,8 +107,11 @@ def _describe(request: dict[str, Any]) -> str:
     if request.get("description"):
         lines.append(f"   rule: {request['description']}")
     for key, value in details.items():
-        if value not in (None, "", [], {}):
+        if key != "diff" and value not in (None, "", [], {}):
             lines.append(f"   {key}: {value}")
+    if isinstance(details.get("diff"), str) and details["diff"]:
+        lines.append("   the change it would make:")
+        lines.extend(f"     {line}" for line in details["diff"].rstrip("\n").split("\n"))
     for note in request.get("notes") or []:
         lines.append(f"   note: {note}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(reveal_hidden(line) for line in lines) + "\n"

@@ -25,7 +25,7 @@ from desktop.headless.outcome import ExitCode, exit_code_for_end
 from desktop.headless.render import Renderer
 from desktop.launch.backend import BackendAccess, backend_for_session, reachable
 from desktop.launch.errors import LaunchError
-from desktop.launch.gateway import GatewaySettings, demo_gateway, resolve_gateway
+from desktop.launch.gateway import GatewaySettings, demo_gateway, resolve_gateway, saved_choice_is_demo
 from desktop.launch.runtime import runtime_command, runtime_environment
 
 __all__ = ["ExecOptions", "run_exec"]
@@ -201,7 +201,7 @@ async def _run(
 async def _gateway(
     options: ExecOptions, environ: Mapping[str, str], stack: contextlib.AsyncExitStack
 ) -> GatewaySettings:
-    if options.demo:
+    if options.demo or saved_choice_is_demo(environ, endpoint=options.endpoint):
         return await stack.enter_async_context(demo_gateway())
     gateway = resolve_gateway(environ, endpoint=options.endpoint, api=options.api, model=options.model)
     try:

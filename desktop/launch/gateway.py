@@ -29,6 +29,7 @@ __all__ = [
     "GatewaySettings",
     "demo_gateway",
     "resolve_gateway",
+    "saved_choice_is_demo",
     "settings_path",
 ]
 
@@ -94,6 +95,16 @@ def resolve_gateway(
         model=model or environ.get("LLM_GATEWAY_MODEL") or saved.get("model"),
         token=token,
     )
+
+
+def saved_choice_is_demo(
+    environ: Mapping[str, str], *, endpoint: str | None = None, settings_file: Path | None = None
+) -> bool:
+    """Whether the saved settings choose the offline demo model and nothing else names a gateway."""
+    if endpoint or environ.get("LLM_GATEWAY_ENDPOINT"):
+        return False
+    saved = _saved_settings(settings_file or settings_path())
+    return not saved.get("endpoint") and saved.get("preset") == "demo"
 
 
 def _saved_settings(path: Path) -> dict[str, str]:

@@ -285,3 +285,25 @@ def test_the_json_renderer_writes_each_event_unchanged_on_one_line() -> None:
     assert [json.loads(line) for line in lines] == [first, event("task_completed")]
     assert "“quoted”" in lines[0]
     assert err.getvalue() == "cowork: session s\n"
+
+
+def test_a_terminal_approval_spells_out_escape_sequences_and_shows_the_diff_line_by_line() -> None:
+    from desktop.headless.approvals import _describe
+
+    shown = _describe(
+        {
+            "title": "Run a command",
+            "actionSummary": "Run: ls\x1b[2K\rrm -rf ~",
+            "riskLevel": "high",
+            "details": {
+                "toolName": "WriteFile",
+                "path": "/w/a.txt",
+                "diff": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new \u202e\n",
+            },
+        }
+    )
+    assert "\x1b" not in shown
+    assert "\r" not in shown
+    assert "Run: ls⟨U+001B⟩[2K⟨U+000D⟩rm -rf ~" in shown
+    assert "     -old\n     +new ⟨U+202E⟩\n" in shown
+    assert "diff:" not in shown

@@ -12,7 +12,7 @@ import pytest
 from keyring.backends import fail
 
 from desktop.launch.errors import LaunchError
-from desktop.launch.gateway import DEMO_MODEL, KEYRING_SERVICE, resolve_gateway
+from desktop.launch.gateway import DEMO_MODEL, KEYRING_SERVICE, resolve_gateway, saved_choice_is_demo
 from desktop.settings.presets import PRESETS, preset_named
 from desktop.settings.store import (
     BACKEND_KEYRING_SERVICE,
@@ -126,6 +126,12 @@ def test_the_demo_model_is_saved_without_an_endpoint_or_token(
     assert "endpoint" not in json.loads(settings_file.read_text())["gateway"]
     with pytest.raises(LaunchError, match="offline demo model: run cowork exec with --demo"):
         resolve_gateway({}, settings_file=settings_file)
+    # cowork exec starts the demo model itself then, unless a gateway is named some other way.
+    assert saved_choice_is_demo({}, settings_file=settings_file)
+    assert not saved_choice_is_demo({}, endpoint="http://127.0.0.1:1", settings_file=settings_file)
+    assert not saved_choice_is_demo({"LLM_GATEWAY_ENDPOINT": "http://x"}, settings_file=settings_file)
+    store.save(ANTHROPIC, None)
+    assert not saved_choice_is_demo({}, settings_file=settings_file)
 
 
 def test_a_backend_token_goes_to_the_keychain_under_the_backend_url(
