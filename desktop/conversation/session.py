@@ -1,0 +1,482 @@
+"""One open conversation and its agent runtime: every JSON-RPC call the window makes for it, and
+what happens when the runtime dies. Qt-free: the runtime arrives through a :class:`RuntimeLauncher`
+(the window's is :mod:`desktop.supervision`, tests may bring their own).
+
+* The runtime starts when the conversation is first needed (a new conversation at once, a past one
+  when the user starts typing), and its ``SessionEvent`` notifications feed the
+  :class:`ConversationState` and the approval queue.
+* A new conversation is ``CreateSession`` with the project folder (``workspaceHint.localPaths``) or
+  none (a general chat); a past one is ``CreateSession`` with the history of its newest session
+  (seed 004 scenario B).
+* The runtime dies → the user is told, a new runtime is started and ``ResumeSession`` continues
+  from the checkpoint (seed 000 §9.5), at most :data:`RESTARTS` times in :data:`RESTART_WINDOW_S`
+  before the user decides. ``close()`` is ``Shutdown`` (seed 000 §3.4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from contracts.errors import ErrorCode
+from contracts.ipc.client_core import ConnectionClosed, RpcCallError
+from desktop.conversation.banners import (
+    Banner,
+    BannerAction,
+    runtime_lost_banner,
+    runtime_not_recovered_banner,
+)
+from desktop.conversation.errors import ConversationError
+from desktop.conversation.items import Tone
+from desktop.conversation.state import ConversationState
+
+__all__ = [
+    "RESTARTS",
+    "RESTART_WINDOW_S",
+    "ApprovalSink",
+    "ConversationSession",
+    "Identity",
+    "Phase",
+    "RestartBudget",
+    "RuntimeConnection",
+    "RuntimeLauncher",
+    "TaskDefaults",
+]
+
+logger = logging.getLogger(__name__)
+
+RESTARTS = 3
+RESTART_WINDOW_S = 300.0
+CREATE_TIMEOUT_S = 60.0
+SHUTDOWN_TIMEOUT_S = 30.0
+
+# What this desktop can carry out: the local tools, uploads and model calls (no backend tools).
+SUPPORTED_CAPABILITIES = (
+    "File.Read",
+    "File.Write",
+    "File.Delete",
+    "Shell.Exec",
+    "Network.Http",
+    "Workspace.Upload",
+    "LLM.Call",
+)
+
+
+class RuntimeConnection(Protocol):
+    """A running runtime process with its authenticated JSON-RPC connection."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    async def call(self, method: str, params: Any = None, *, timeout: float = 30.0) -> Any: ...
+
+    async def stop(self, *, shutdown: bool) -> None:
+        """``Shutdown`` first when asked (and connected), then end the process for sure; never raises."""
+
+
+class RuntimeLauncher(Protocol):
+    async def launch(
+        self,
+        *,
+        cwd: str | None,
+        on_event: Callable[[dict[str, Any]], None],
+        on_lost: Callable[[str], None],
+    ) -> RuntimeConnection:
+        """A connected runtime; ``on_lost(why)`` once if it goes away without being stopped."""
+
+
+class ApprovalSink(Protocol):
+    """Where approval requests go (the window's queue, :mod:`desktop.approval.queue`)."""
+
+    def add(self, session_id: str, request: dict[str, Any], *, received_at: float) -> object: ...
+
+    def discard(self, approval_id: str) -> None: ...
+
+    def discard_session(self, session_id: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the sessions are for and what this client is."""
+
+    user_id: str
+    tenant_id: str
+    app_version: str
+    runtime_version: str
+    os_family: str
+
+
+@dataclass(frozen=True)
+class TaskDefaults:
+    approval_mode: str = "on_risky_actions"
+    max_steps: int | None = None
+
+
+class Phase(StrEnum):
+    IDLE = "idle"
+    """No runtime yet (or the last one could not start): the next action starts one."""
+    STARTING = "starting"
+    READY = "ready"
+    RECOVERING = "recovering"
+    BROKEN = "broken"
+    """The runtime kept dying: automatic restarts stopped until the user asks for one."""
+    CLOSED = "closed"
+
+
+@dataclass
+class RestartBudget:
+    """At most ``limit`` automatic restarts within ``window_s``: a runtime that dies at once every
+    time is not restarted forever."""
+
+    limit: int = RESTARTS
+    window_s: float = RESTART_WINDOW_S
+    _times: deque[float] = field(default_factory=deque)
+
+    def allow(self, now: float) -> bool:
+        while self._times and now - self._times[0] > self.window_s:
+            self._times.popleft()
+        if len(self._times) >= self.limit:
+            return False
+        self._times.append(now)
+        return True
+
+    def reset(self) -> None:
+        self._times.clear()
+
+
+HistoryFetcher = Callable[[str, str], Awaitable[dict[str, Any] | None]]
+"""``(workspace_id, session_id)`` → the session's ``session_history`` wire dict, or ``None``."""
+
+
+class ConversationSession:
+    def __init__(
+        self,
+        *,
+        state: ConversationState,
+        launcher: RuntimeLauncher,
+        identity: Identity,
+        folder: str | None,
+        approvals: ApprovalSink,
+        defaults: Callable[[], TaskDefaults] = TaskDefaults,
+        history: Mapping[str, Any] | None = None,
+        fetch_history: HistoryFetcher | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.state = state
+        self.folder = folder
+        self._launcher = launcher
+        self._identity = identity
+        self._approvals = approvals
+        self._defaults = defaults
+        self._history = dict(history) if history is not None else None
+        self._fetch_history = fetch_history
+        self._clock = clock
+        self._connection: RuntimeConnection | None = None
+        self._starting: asyncio.Future[None] | None = None
+        self._budget = RestartBudget()
+        self.phase = Phase.IDLE
+        self.session_id: str | None = None
+        self.workspace_id: str | None = None
+        self.earlier_sessions: set[str] = set()
+        """Sessions this conversation was, before it continued in the current one."""
+        if history is not None:
+            self.earlier_sessions |= {str(m.get("sessionId")) for m in history.get("messages") or ()}
+        self.on_lost: Callable[[ConversationSession, str], None] | None = None
+        """Set by the owner: called when the runtime died and :meth:`recover` should run."""
+        self.on_task_ended: Callable[[ConversationSession], None] | None = None
+        """Called after a task ended (its history is then in the Workspace Service)."""
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def chain(self) -> set[str]:
+        """Every session this conversation has been: to find it again in a refreshed sidebar."""
+        return self.earlier_sessions | ({self.session_id} if self.session_id else set())
+
+    @property
+    def runtime_pid(self) -> int | None:
+        return self._connection.pid if self._connection is not None else None
+
+    @property
+    def connected(self) -> bool:
+        return self._connection is not None and self.phase is Phase.READY
+
+    # ------------------------------------------------------------------ starting
+
+    async def ensure_started(self) -> None:
+        """Start the runtime and the session unless they run; concurrent callers share one start."""
+        if self.phase is Phase.READY:
+            return
+        if self.phase is Phase.CLOSED:
+            raise ConnectionClosed("this conversation was closed")
+        if self._starting is None or self._starting.done():
+            self._starting = asyncio.ensure_future(self._start())
+        await asyncio.shield(self._starting)
+
+    async def _start(self) -> None:
+        if self.session_id is not None:
+            await self.recover()  # a session exists: it continues from its checkpoint
+            return
+        self.phase = Phase.STARTING
+        try:
+            connection = await self._launch()
+            params: dict[str, Any] = {
+                "userId": self._identity.user_id,
+                "tenantId": self._identity.tenant_id,
+                "clientInfo": {
+                    "desktopAppVersion": self._identity.app_version,
+                    "localAgentHostVersion": self._identity.runtime_version,
+                    "osFamily": self._identity.os_family,
+                },
+                "supportedCapabilities": list(SUPPORTED_CAPABILITIES),
+            }
+            if self.folder is not None:
+                params["workspaceHint"] = {"localPaths": [self.folder]}
+            if self._history is not None:
+                params["history"] = self._history
+            try:
+                created = await connection.call("CreateSession", params, timeout=CREATE_TIMEOUT_S)
+            except BaseException:
+                self._drop(connection)
+                await connection.stop(shutdown=False)
+                raise
+        except BaseException:
+            self.phase = Phase.IDLE
+            raise
+        self.session_id = str(created["sessionId"])
+        self.workspace_id = str(created["workspaceId"])
+        self.phase = Phase.READY
+        self.state.set_session(str(created.get("sessionStatus") or "SESSION_RUNNING"))
+        await self._sync_state()
+
+    async def _launch(self) -> RuntimeConnection:
+        holder: list[RuntimeConnection] = []
+
+        def lost(why: str) -> None:
+            if holder and holder[0] is self._connection:
+                self._lost(why)
+
+        connection = await self._launcher.launch(cwd=self.folder, on_event=self._on_event, on_lost=lost)
+        holder.append(connection)
+        self._connection = connection
+        return connection
+
+    def _drop(self, connection: RuntimeConnection) -> None:
+        """Forget ``connection`` before stopping it, so its end is not taken for a crash."""
+        if self._connection is connection:
+            self._connection = None
+
+    async def _sync_state(self) -> None:
+        if self._connection is None or self.session_id is None:
+            return
+        with contextlib.suppress(RpcCallError, ConnectionClosed, TimeoutError):
+            state = await self._connection.call("GetSessionState", {"sessionId": self.session_id})
+            self.state.set_session(
+                state.get("sessionStatus"),
+                state.get("task"),
+                tokens_used=state.get("sessionTokensUsed"),
+                token_limit=state.get("maxSessionTokens"),
+            )
+
+    # ------------------------------------------------------------------ events
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("eventType")
+        self.state.apply(event)
+        payload = event.get("payload")
+        if not isinstance(payload, dict):
+            return
+        if kind == "approval_requested":
+            session = str(event.get("sessionId") or self.session_id or "")
+            self._approvals.add(session, payload, received_at=self._clock())
+        elif kind in ("approval_resolved", "approval_timeout"):
+            self._approvals.discard(str(payload.get("approvalId")))
+        elif kind in ("task_completed", "task_failed", "task_cancelled") and self.on_task_ended is not None:
+            self.on_task_ended(self)
+
+    # ------------------------------------------------------------------ the user's actions
+
+    async def send(self, prompt: str) -> str:
+        """Start a task for ``prompt``; its id. The prompt shows in the conversation at once."""
+        text = prompt.strip()
+        if not text:
+            raise ValueError("an empty message")
+        if self.state.busy:
+            raise ConversationError("A task is still running; stop it or wait for it to end.")
+        self.state.add_user_message(text, None)
+        self.state.set_banner(None)
+        await self.ensure_started()
+        connection = self._require()
+        defaults = self._defaults()
+        options: dict[str, Any] = {"approvalMode": defaults.approval_mode}
+        if defaults.max_steps is not None:
+            options["maxSteps"] = defaults.max_steps
+        task_id = f"task_{uuid.uuid4().hex[:16]}"
+        await connection.call(
+            "StartTask",
+            {"sessionId": self.session_id, "taskId": task_id, "prompt": text, "taskOptions": options},
+        )
+        self.state.expect_task(task_id, defaults.max_steps or self.state.max_steps)
+        return task_id
+
+    async def cancel(self) -> bool:
+        """``CancelTask`` for the running task; whether the runtime took the request."""
+        if self._connection is None or self.session_id is None or self.state.task_id is None:
+            return False
+        result = await self._require().call(
+            "CancelTask", {"sessionId": self.session_id, "taskId": self.state.task_id}
+        )
+        return bool(result.get("cancellationRequested"))
+
+    async def resume(self) -> None:
+        """A paused session goes on (seed 000 §3.3 PAUSED → RUNNING)."""
+        if self._connection is None:
+            await self.recover()
+            return
+        result = await self._require().call("ResumeSession", {"sessionId": self.session_id}, timeout=60)
+        self.state.set_session(result.get("sessionStatus"), result.get("task"))
+        self.state.set_banner(None)
+
+    async def approve(self, approval_id: str, decision: str, scope: str, reason: str) -> None:
+        params: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "approvalId": approval_id,
+            "decision": decision,
+            "scope": scope,
+        }
+        if reason:
+            params["reason"] = reason
+        await self._require().call("ApproveAction", params)
+
+    async def patch_preview(self) -> dict[str, Any]:
+        """``GetPatchPreview`` for the whole session: the files its tasks changed."""
+        result = await self._require().call("GetPatchPreview", {"sessionId": self.session_id}, timeout=60)
+        return dict(result)
+
+    async def new_session(self) -> None:
+        """Continue in a new session with this conversation's history (budget used up, session
+        expired): the current session ends, the history comes along."""
+        if self.session_id is None or self.workspace_id is None or self._fetch_history is None:
+            raise ConversationError("This conversation has no session to continue from yet.")
+        await self._stop_runtime(shutdown=True)
+        history = await self._fetch_history(self.workspace_id, self.session_id)
+        if history is None:
+            raise ConversationError(
+                "The conversation's history is not in the backend, so it cannot continue in a new session."
+            )
+        self.earlier_sessions |= self.chain
+        self._history = history
+        self.session_id = self.workspace_id = None
+        self.phase = Phase.IDLE
+        self.state.set_banner(None)
+        await self.ensure_started()
+        self.state.add_notice("Continued in a new session with this conversation's history.")
+
+    async def close(self) -> None:
+        """``Shutdown`` (history uploaded, checkpoint removed) and the runtime's end. Never raises."""
+        self.phase = Phase.CLOSED
+        await self._stop_runtime(shutdown=True)
+
+    async def abandon(self) -> None:
+        """End the runtime without ``Shutdown``: its checkpoint stays (the app is being torn down
+        while a task runs, say)."""
+        self.phase = Phase.CLOSED
+        await self._stop_runtime(shutdown=False)
+
+    async def _stop_runtime(self, *, shutdown: bool) -> None:
+        connection = self._connection
+        if connection is None:
+            return
+        self._connection = None
+        if self.session_id is not None:
+            self._approvals.discard_session(self.session_id)
+        await connection.stop(shutdown=shutdown)
+
+    def _require(self) -> RuntimeConnection:
+        if self._connection is None or self.phase is not Phase.READY:
+            raise ConnectionClosed(
+                "the agent runtime is being restarted"
+                if self.phase is Phase.RECOVERING
+                else "no agent runtime"
+            )
+        return self._connection
+
+    # ------------------------------------------------------------------ the runtime died
+
+    def _lost(self, why: str) -> None:
+        logger.warning("the runtime of session %s was lost: %s", self.session_id, why)
+        self._connection = None
+        if self.session_id is not None:
+            self._approvals.discard_session(self.session_id)
+        if self.phase is Phase.CLOSED:
+            return
+        if self.session_id is None:
+            # Nothing to resume: the next action starts afresh.
+            self.phase = Phase.IDLE
+            self.state.set_banner(
+                Banner(
+                    f"The agent runtime stopped before the conversation started ({why}). Send again to retry."
+                )
+            )
+            return
+        if not self._budget.allow(self._clock()):
+            self.phase = Phase.BROKEN
+            self.state.set_banner(
+                runtime_not_recovered_banner(f"it stopped {RESTARTS} times in a row ({why})")
+            )
+            return
+        self.phase = Phase.RECOVERING
+        self.state.set_banner(runtime_lost_banner(why))
+        if self.on_lost is not None:
+            self.on_lost(self, why)
+
+    async def recover(self, *, by_user: bool = False) -> None:
+        """A new runtime continues the session from its checkpoint (``ResumeSession``)."""
+        if self.session_id is None:
+            await self.ensure_started()
+            return
+        if by_user:
+            self._budget.reset()
+        self.phase = Phase.RECOVERING
+        try:
+            connection = await self._launch()
+            try:
+                result = await connection.call(
+                    "ResumeSession", {"sessionId": self.session_id}, timeout=CREATE_TIMEOUT_S
+                )
+            except BaseException:
+                self._drop(connection)
+                await connection.stop(shutdown=False)
+                raise
+        except RpcCallError as exc:
+            self.phase = Phase.BROKEN
+            message = exc.data.message if exc.data is not None else exc.rpc_message
+            if exc.error_code in (ErrorCode.SESSION_NOT_FOUND, ErrorCode.SESSION_EXPIRED):
+                raise ConversationError(
+                    f"{message.rstrip('.')}. Continue in a new session: its history comes along.",
+                    BannerAction.NEW_SESSION,
+                ) from exc
+            raise ConversationError(
+                runtime_not_recovered_banner(message).text, BannerAction.RESTART_RUNTIME
+            ) from exc
+        except Exception as exc:
+            self.phase = Phase.BROKEN
+            why = str(exc) or type(exc).__name__
+            raise ConversationError(
+                runtime_not_recovered_banner(why).text, BannerAction.RESTART_RUNTIME
+            ) from exc
+        self.phase = Phase.READY
+        self.state.set_session(result.get("sessionStatus"), result.get("task"))
+        task = result.get("task") or {}
+        step = f" at step {task.get('stepCount')}" if task.get("stepCount") else ""
+        self.state.set_banner(None)
+        self.state.add_notice(f"The agent runtime was restarted; the conversation resumed{step}.", Tone.INFO)
+        await self._sync_state()

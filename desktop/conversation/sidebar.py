@@ -1,0 +1,113 @@
+"""The sidebar's conversations: project conversations grouped by folder, general chats below, newest
+first (seed 004: a session is a conversation; history lives in the Workspace Service). Qt-free.
+
+A conversation continued in a new session (seed 004 scenario B) has a history that starts with the
+earlier sessions' messages, each keeping its own ``sessionId``. Those earlier sessions are the
+conversation's past, not conversations of their own: the sidebar shows only the newest session of a
+chain, and remembers the chain so an open conversation is found again after a refresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+__all__ = ["ConversationSummary", "ProjectGroup", "Sidebar", "build_sidebar", "summarize_history", "title_of"]
+
+TITLE_LENGTH = 80
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    session_id: str
+    workspace_id: str
+    title: str
+    updated_at: datetime
+    folder: str | None
+    """The project folder of a project conversation; ``None`` for a general chat."""
+    message_count: int
+    earlier_sessions: frozenset[str] = frozenset()
+    """Sessions this one continued (their messages open its history)."""
+
+    @property
+    def chain(self) -> frozenset[str]:
+        return self.earlier_sessions | {self.session_id}
+
+
+@dataclass(frozen=True)
+class ProjectGroup:
+    folder: str
+    conversations: list[ConversationSummary]
+
+    @property
+    def name(self) -> str:
+        """The folder's own name, for the group's heading (the full path is its tooltip)."""
+        trimmed = self.folder.rstrip("/\\")
+        return trimmed.replace("\\", "/").rsplit("/", 1)[-1] or self.folder
+
+
+@dataclass(frozen=True)
+class Sidebar:
+    projects: list[ProjectGroup] = field(default_factory=list)
+    general: list[ConversationSummary] = field(default_factory=list)
+
+    def find(self, session_id: str) -> ConversationSummary | None:
+        """The conversation whose chain holds ``session_id``."""
+        for summary in self.all():
+            if session_id in summary.chain:
+                return summary
+        return None
+
+    def all(self) -> list[ConversationSummary]:
+        return [c for group in self.projects for c in group.conversations] + list(self.general)
+
+
+def title_of(messages: Iterable[Mapping[str, Any]]) -> str:
+    """The first line of the first prompt, shortened; what the user will recognise the chat by."""
+    for message in messages:
+        if message.get("role") != "user":
+            continue
+        for line in str(message.get("content") or "").splitlines():
+            text = " ".join(line.split())
+            if text:
+                return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
+    return "Conversation"
+
+
+def summarize_history(
+    history: Mapping[str, Any], *, folder: str | None, updated_at: datetime
+) -> ConversationSummary:
+    """A summary of one ``session_history`` (its wire dict)."""
+    messages: Sequence[Mapping[str, Any]] = history.get("messages") or []
+    session_id = str(history["sessionId"])
+    earlier = frozenset(str(m.get("sessionId")) for m in messages if m.get("sessionId") != session_id)
+    return ConversationSummary(
+        session_id=session_id,
+        workspace_id=str(history["workspaceId"]),
+        title=title_of(messages),
+        updated_at=updated_at,
+        folder=folder,
+        message_count=len(messages),
+        earlier_sessions=earlier,
+    )
+
+
+def build_sidebar(summaries: Iterable[ConversationSummary]) -> Sidebar:
+    every = list(summaries)
+    continued = {session for summary in every for session in summary.earlier_sessions}
+    shown = sorted(
+        (summary for summary in every if summary.session_id not in continued),
+        key=lambda summary: summary.updated_at,
+        reverse=True,
+    )
+    groups: dict[str, list[ConversationSummary]] = {}
+    general: list[ConversationSummary] = []
+    for summary in shown:
+        if summary.folder is None:
+            general.append(summary)
+        else:
+            groups.setdefault(summary.folder, []).append(summary)
+    # Dicts keep insertion order: the folder with the newest conversation comes first.
+    return Sidebar([ProjectGroup(folder, items) for folder, items in groups.items()], general)

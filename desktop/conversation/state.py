@@ -1,0 +1,557 @@
+"""One conversation as the window shows it, built from the runtime's ``SessionEvent`` notifications
+(seed 000 §12) or from a stored ``session_history`` (seed 004). Qt-free.
+
+* Items (:mod:`desktop.conversation.items`) in order. A ``text_chunk`` appends to the step's
+  assistant message in O(1); observers hear ``item_changed`` and decide when to draw (the view
+  coalesces to one redraw per frame). A repeated ``llm_request_started`` in the same step means the
+  runtime discarded the partial answer and asked again (seed 000 §6.4): the step's text is dropped.
+* The two-level state of seed 000 §3.3 — the session's and the task's — with plain words for both,
+  the step counter and its 80 % warning, and token use against the session's budget.
+* One banner (:mod:`desktop.conversation.banners`) for what went wrong and what to do about it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from desktop.conversation.banners import Banner, BannerAction, pause_banner, task_failed_banner
+from desktop.conversation.items import (
+    AssistantMessage,
+    Item,
+    Notice,
+    Tone,
+    ToolCallRow,
+    ToolState,
+    UserMessage,
+)
+
+__all__ = [
+    "ACTIVE_TASK_STATES",
+    "ConversationState",
+    "StateObserver",
+    "Status",
+    "describe_session",
+    "describe_task",
+]
+
+logger = logging.getLogger(__name__)
+
+ACTIVE_TASK_STATES = frozenset(
+    {
+        "TASK_RUNNING",
+        "WAITING_FOR_LLM",
+        "PROCESSING_RESPONSE",
+        "CHECKING_POLICY",
+        "WAITING_FOR_APPROVAL",
+        "EXECUTING_TOOLS",
+    }
+)
+
+_SESSION_WORDS = {
+    "SESSION_CREATED": "starting",
+    "SESSION_RUNNING": "running",
+    "SESSION_PAUSED": "paused",
+    "SESSION_COMPLETED": "ended",
+    "SESSION_FAILED": "failed",
+    "SESSION_CANCELLED": "ended",
+}
+_TASK_WORDS = {
+    "IDLE": "ready for your message",
+    "TASK_RUNNING": "working",
+    "WAITING_FOR_LLM": "waiting for the model",
+    "PROCESSING_RESPONSE": "reading the model's answer",
+    "CHECKING_POLICY": "checking the policy",
+    "WAITING_FOR_APPROVAL": "waiting for your approval",
+    "EXECUTING_TOOLS": "running tools",
+    "TASK_COMPLETED": "completed",
+    "TASK_FAILED": "failed",
+    "TASK_CANCELLED": "cancelled",
+}
+_CHANGING_TOOLS = frozenset({"WriteFile", "DeleteFile"})
+_TARGET_ARGUMENTS = ("path", "command", "url")
+
+
+def describe_session(status: str | None) -> str:
+    return _SESSION_WORDS.get(status or "", "not started")
+
+
+def describe_task(status: str | None) -> str:
+    return _TASK_WORDS.get(status or "", "no task yet")
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the status strip shows."""
+
+    session: str | None
+    task: str | None
+    step_count: int
+    max_steps: int | None
+    near_step_limit: bool
+    tokens_used: int | None
+    token_limit: int | None
+
+    @property
+    def busy(self) -> bool:
+        """A task is running: Send waits, Stop works."""
+        return self.session == "SESSION_RUNNING" and self.task in ACTIVE_TASK_STATES
+
+    @property
+    def summary(self) -> str:
+        return f"Session {describe_session(self.session)} · Task {describe_task(self.task)}"
+
+
+class StateObserver(Protocol):
+    def item_added(self, item: Item) -> None: ...
+
+    def item_changed(self, item: Item) -> None: ...
+
+    def items_reset(self) -> None:
+        """Every item was replaced (a history was loaded): draw them all again."""
+
+    def status_changed(self) -> None: ...
+
+    def banner_changed(self) -> None: ...
+
+
+class ConversationState:
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self.session_status: str | None = None
+        self.task_status: str | None = None
+        self.task_id: str | None = None
+        self.step_count = 0
+        self.max_steps: int | None = None
+        self.near_step_limit = False
+        self.tokens_used: int | None = None
+        self.token_limit: int | None = None
+        self.banner: Banner | None = None
+        self._next_key = 0
+        self._observers: list[StateObserver] = []
+        self._assistant: AssistantMessage | None = None
+        self._tools_by_call: dict[str, ToolCallRow] = {}
+        self._changed_paths: set[str] = set()
+        self._handlers: Mapping[str, Callable[[Mapping[str, Any], dict[str, Any]], None]] = {
+            "text_chunk": self._on_text_chunk,
+            "llm_request_started": self._on_llm_started,
+            "llm_request_completed": self._on_llm_completed,
+            "task_started": self._on_task_started,
+            "task_completed": self._on_task_ended,
+            "task_failed": self._on_task_ended,
+            "task_cancelled": self._on_task_ended,
+            "step_started": self._on_step,
+            "step_completed": self._on_step,
+            "step_limit_approaching": self._on_step_limit,
+            "tool_requested": self._on_tool_requested,
+            "tool_completed": self._on_tool_completed,
+            "approval_requested": self._on_approval_requested,
+            "approval_resolved": self._on_approval_resolved,
+            "approval_timeout": self._on_approval_timeout,
+            "session_started": self._on_session_running,
+            "session_resumed": self._on_session_running,
+            "session_paused": self._on_session_paused,
+            "session_completed": self._on_session_ended,
+            "session_cancelled": self._on_session_ended,
+            "session_failed": self._on_session_ended,
+            "policy_expired": self._on_policy_expired,
+            "checkpoint_recovery_failed": self._on_recovery_failed,
+            "artifact_upload_failed": self._on_upload_failed,
+            "redaction_applied": self._on_redaction,
+        }
+
+    # ------------------------------------------------------------------ observing
+
+    def subscribe(self, observer: StateObserver) -> None:
+        if observer not in self._observers:
+            self._observers.append(observer)
+
+    def unsubscribe(self, observer: StateObserver) -> None:
+        if observer in self._observers:
+            self._observers.remove(observer)
+
+    @property
+    def status(self) -> Status:
+        return Status(
+            session=self.session_status,
+            task=self.task_status,
+            step_count=self.step_count,
+            max_steps=self.max_steps,
+            near_step_limit=self.near_step_limit,
+            tokens_used=self.tokens_used,
+            token_limit=self.token_limit,
+        )
+
+    @property
+    def busy(self) -> bool:
+        return self.status.busy
+
+    def _added(self, item: Item) -> None:
+        self.items.append(item)
+        for observer in self._observers:
+            observer.item_added(item)
+
+    def _changed(self, item: Item) -> None:
+        for observer in self._observers:
+            observer.item_changed(item)
+
+    def _status_changed(self) -> None:
+        for observer in self._observers:
+            observer.status_changed()
+
+    def _key(self) -> int:
+        self._next_key += 1
+        return self._next_key
+
+    # ------------------------------------------------------------------ the desktop's own changes
+
+    def add_user_message(self, text: str, task_id: str | None) -> UserMessage:
+        message = UserMessage(self._key(), text, task_id)
+        self._added(message)
+        return message
+
+    def add_notice(self, text: str, tone: Tone = Tone.INFO, action: str | None = None) -> Notice:
+        notice = Notice(self._key(), text, tone, action)
+        self._added(notice)
+        return notice
+
+    def set_banner(self, banner: Banner | None) -> None:
+        if banner == self.banner:
+            return
+        self.banner = banner
+        for observer in self._observers:
+            observer.banner_changed()
+
+    def set_session(
+        self,
+        session_status: str | None,
+        task: Mapping[str, Any] | None = None,
+        *,
+        tokens_used: int | None = None,
+        token_limit: int | None = None,
+    ) -> None:
+        """What CreateSession, ResumeSession or GetSessionState said (both levels, seed 000 §3.3)."""
+        if session_status is not None:
+            self.session_status = session_status
+        if task:
+            self.task_id = str(task.get("taskId") or self.task_id or "") or None
+            self.task_status = str(task.get("status") or self.task_status or "") or None
+            self.step_count = _int(task.get("stepCount"), self.step_count)
+            self.max_steps = _int(task.get("maxSteps"), self.max_steps or 0) or self.max_steps
+        if tokens_used is not None:
+            self.tokens_used = tokens_used
+        if token_limit is not None:
+            self.token_limit = token_limit
+        if self.task_status not in ACTIVE_TASK_STATES:
+            self._end_streaming()
+        self._status_changed()
+
+    def expect_task(self, task_id: str, max_steps: int | None) -> None:
+        """StartTask was accepted: the task runs even before its ``task_started`` arrives."""
+        self.task_id = task_id
+        self.task_status = "TASK_RUNNING"
+        self.step_count = 0
+        self.max_steps = max_steps
+        self.near_step_limit = False
+        self._changed_paths.clear()
+        self._status_changed()
+
+    def load_history(self, messages: Iterable[Mapping[str, Any]]) -> None:
+        """Replace the items with a stored conversation (``session_history`` messages, wire dicts)."""
+        self.items = []
+        self._assistant = None
+        self._tools_by_call = {}
+        for message in messages:
+            role = message.get("role")
+            content = str(message.get("content") or "")
+            if role == "user":
+                self.items.append(UserMessage(self._key(), content, message.get("taskId")))
+            elif role == "assistant":
+                if content.strip():
+                    reply = AssistantMessage(self._key(), message.get("stepId"), message.get("taskId"))
+                    reply.append(content)
+                    self.items.append(reply)
+                for call in message.get("toolCalls") or ():
+                    row = ToolCallRow(
+                        self._key(),
+                        str(call.get("toolName") or "tool"),
+                        tool_call_id=call.get("toolCallId"),
+                        target=_target(call.get("arguments")),
+                        state=ToolState.SUCCEEDED,
+                        step_id=message.get("stepId"),
+                    )
+                    self.items.append(row)
+                    if row.tool_call_id:
+                        self._tools_by_call[row.tool_call_id] = row
+            elif role == "tool":
+                answered = self._tools_by_call.get(str(message.get("toolCallId")))
+                if answered is not None:
+                    answered.state = _tool_state(message.get("toolStatus"))
+                    answered.output = content
+            elif role == "system" and content.strip():
+                self.items.append(Notice(self._key(), content, Tone.INFO))
+        for observer in self._observers:
+            observer.items_reset()
+
+    # ------------------------------------------------------------------ the runtime's events
+
+    def apply(self, event: Mapping[str, Any]) -> None:
+        """One ``SessionEvent`` (its params, as the wire carries them). Unknown types are ignored."""
+        handler = self._handlers.get(str(event.get("eventType")))
+        if handler is None:
+            return
+        payload = event.get("payload")
+        handler(event, payload if isinstance(payload, dict) else {})
+
+    def _on_text_chunk(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        text = payload.get("text")
+        if not isinstance(text, str) or not text:
+            return
+        step_id = event.get("stepId")
+        reply = self._assistant
+        if reply is None or reply.step_id != step_id:
+            reply = AssistantMessage(self._key(), step_id, event.get("taskId"), streaming=True)
+            self._assistant = reply
+            reply.append(text)
+            self._added(reply)
+            return
+        reply.append(text)
+        self._changed(reply)
+
+    def _on_llm_started(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        reply = self._assistant
+        if reply is not None and reply.step_id == event.get("stepId") and reply.streaming:
+            # The runtime retries the call: what it streamed so far was discarded (seed 000 §6.4).
+            reply.clear()
+            self._changed(reply)
+        self._set_task("WAITING_FOR_LLM")
+
+    def _on_llm_completed(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self._end_streaming()
+        used, limit = payload.get("sessionTokensUsed"), payload.get("maxSessionTokens")
+        if isinstance(used, int):
+            self.tokens_used = used
+        else:
+            spent = _int(payload.get("inputTokens"), 0) + _int(payload.get("outputTokens"), 0)
+            self.tokens_used = (self.tokens_used or 0) + spent
+        if isinstance(limit, int):
+            self.token_limit = limit
+        self._set_task("PROCESSING_RESPONSE")
+
+    def _on_task_started(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        if self.task_id != event.get("taskId"):
+            self._changed_paths.clear()
+        self.task_id = event.get("taskId") or self.task_id
+        self.max_steps = _int(payload.get("maxSteps"), self.max_steps or 0) or self.max_steps
+        self.step_count = 0
+        self.near_step_limit = False
+        self._set_task("TASK_RUNNING")
+
+    def _on_task_ended(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        kind = event.get("eventType")
+        self._end_streaming()
+        for row in self._tools_by_call.values():
+            if not row.finished and row.state is ToolState.AWAITING_APPROVAL:
+                row.state = ToolState.DENIED
+                self._changed(row)
+        self.step_count = _int(payload.get("stepCount"), self.step_count)
+        reason = payload.get("reason")
+        error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
+        if kind == "task_completed":
+            self.task_status = "TASK_COMPLETED"
+        elif kind == "task_cancelled":
+            self.task_status = "TASK_CANCELLED"
+            self.add_notice("Task cancelled.")
+        else:
+            self.task_status = "TASK_FAILED"
+            self.set_banner(
+                task_failed_banner(
+                    reason if isinstance(reason, str) else None,
+                    error.get("message") if isinstance(error, dict) else None,
+                    step_count=self.step_count,
+                    max_steps=self.max_steps,
+                )
+            )
+        if self._changed_paths:
+            count = len(self._changed_paths)
+            self.add_notice(
+                f"{count} file{'s' if count != 1 else ''} changed — review the changes.",
+                action="review_changes",
+            )
+            self._changed_paths.clear()
+        self._status_changed()
+
+    def _on_step(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        count = payload.get("stepCount")
+        if isinstance(count, int):
+            self.step_count = count
+        if self.max_steps and self.step_count >= int(self.max_steps * 0.8):
+            self.near_step_limit = True
+        self._set_task("TASK_RUNNING")
+
+    def _on_step_limit(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self.step_count = _int(payload.get("stepCount"), self.step_count)
+        self.max_steps = _int(payload.get("maxSteps"), self.max_steps or 0) or self.max_steps
+        self.near_step_limit = True
+        self._status_changed()
+
+    def _on_tool_requested(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self._end_streaming()
+        row = ToolCallRow(
+            self._key(),
+            str(payload.get("toolName") or "tool"),
+            tool_call_id=payload.get("toolCallId"),
+            target=payload.get("target"),
+            step_id=event.get("stepId"),
+        )
+        if row.tool_call_id:
+            self._tools_by_call[row.tool_call_id] = row
+        self._added(row)
+        self._set_task("CHECKING_POLICY")
+
+    def _on_tool_completed(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        row = self._tools_by_call.get(str(payload.get("toolCallId"))) or self._open_row(
+            str(payload.get("toolName")), event.get("stepId")
+        )
+        if row is None:
+            return
+        row.state = _tool_state(payload.get("status"))
+        row.duration_ms = _int(payload.get("latencyMs"), 0)
+        error = payload.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            row.output = str(error["message"])
+        else:
+            preview = payload.get("outputPreview")
+            row.output = str(preview) if preview else None
+        if row.state is ToolState.SUCCEEDED and row.tool_name in _CHANGING_TOOLS and row.target:
+            self._changed_paths.add(row.target)
+        self._changed(row)
+        if self.task_status == "CHECKING_POLICY":
+            self._set_task("EXECUTING_TOOLS")
+
+    def _on_approval_requested(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        details = payload.get("details") if isinstance(payload.get("details"), dict) else {}
+        tool = str((details or {}).get("toolName") or "")
+        row = self._open_row(tool, event.get("stepId") or payload.get("stepId"), unasked=True)
+        if row is not None:
+            row.state = ToolState.AWAITING_APPROVAL
+            row.approval_id = payload.get("approvalId")
+            self._changed(row)
+        self._set_task("WAITING_FOR_APPROVAL")
+
+    def _on_approval_resolved(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self._approval_settled(payload.get("approvalId"), payload.get("decision") == "approved")
+
+    def _on_approval_timeout(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self._approval_settled(payload.get("approvalId"), False)
+        self.add_notice("An approval request timed out and was denied.", Tone.WARNING)
+
+    def _approval_settled(self, approval_id: object, approved: bool) -> None:
+        for row in self._tools_by_call.values():
+            if row.approval_id == approval_id and row.state is ToolState.AWAITING_APPROVAL:
+                row.state = ToolState.RUNNING if approved else ToolState.DENIED
+                self._changed(row)
+        waiting = any(row.state is ToolState.AWAITING_APPROVAL for row in self._tools_by_call.values())
+        if not waiting and self.task_status == "WAITING_FOR_APPROVAL":
+            self._set_task("EXECUTING_TOOLS")
+
+    def _on_session_running(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self.session_status = "SESSION_RUNNING"
+        if self.banner is not None and self.banner.action is BannerAction.RESUME:
+            self.set_banner(None)
+        self._status_changed()
+
+    def _on_session_paused(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self._end_streaming()
+        self.session_status = "SESSION_PAUSED"
+        error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
+        reason = payload.get("reason")
+        self.set_banner(
+            pause_banner(
+                reason if isinstance(reason, str) else None,
+                (error or {}).get("message"),
+            )
+        )
+        self._status_changed()
+
+    def _on_session_ended(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self._end_streaming()
+        self.session_status = {
+            "session_completed": "SESSION_COMPLETED",
+            "session_cancelled": "SESSION_CANCELLED",
+            "session_failed": "SESSION_FAILED",
+        }[str(event.get("eventType"))]
+        self._status_changed()
+
+    def _on_policy_expired(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self.add_notice("The session's policy expired.", Tone.WARNING)
+
+    def _on_recovery_failed(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self.add_notice(
+            "The saved state of this conversation could not be read, so it starts fresh; its history"
+            " up to the last completed task is kept.",
+            Tone.WARNING,
+        )
+
+    def _on_upload_failed(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self.add_notice(
+            f"Could not save {payload.get('artifactName') or 'an artifact'} to the backend:"
+            f" {payload.get('reason') or 'no reason given'}. The conversation goes on.",
+            Tone.WARNING,
+        )
+
+    def _on_redaction(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        count = _int(payload.get("count"), 1)
+        self.add_notice(
+            f"{count} sensitive value{'s were' if count != 1 else ' was'} redacted from what was sent to"
+            " the model."
+        )
+
+    # ------------------------------------------------------------------ helpers
+
+    def _set_task(self, status: str) -> None:
+        if self.session_status is None:
+            self.session_status = "SESSION_RUNNING"
+        if status != self.task_status:
+            self.task_status = status
+            self._status_changed()
+
+    def _end_streaming(self) -> None:
+        reply = self._assistant
+        if reply is not None and reply.streaming:
+            reply.streaming = False
+            self._changed(reply)
+        self._assistant = None
+
+    def _open_row(self, tool_name: str, step_id: object, *, unasked: bool = False) -> ToolCallRow | None:
+        """The newest unfinished row of ``tool_name`` in the step (events that name no call ID)."""
+        for row in reversed(self._tools_by_call.values()):
+            if row.finished or row.step_id != step_id or (tool_name and row.tool_name != tool_name):
+                continue
+            if unasked and row.approval_id is not None:
+                continue
+            return row
+        return None
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _tool_state(value: object) -> ToolState:
+    try:
+        return ToolState(str(value))
+    except ValueError:
+        return ToolState.FAILED
+
+
+def _target(arguments: object) -> str | None:
+    if not isinstance(arguments, dict):
+        return None
+    for name in _TARGET_ARGUMENTS:
+        value = arguments.get(name)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())[:300]
+    return None

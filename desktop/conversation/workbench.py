@@ -1,0 +1,318 @@
+"""Everything the window does, without the window: the sidebar's conversations, the open ones with
+their runtimes, which one is shown, and every call made for them — through the one
+:class:`CallRunner`, so each failure reaches the one error presenter. Qt-free.
+
+A conversation is *open* once it has a :class:`ConversationSession` (and, once used, a runtime). The
+sidebar lists the stored ones from the backend's history plus the open ones not stored yet (a new
+conversation before its first task ends); an open conversation is found again in a refreshed sidebar
+by its chain of sessions (:mod:`desktop.conversation.sidebar`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from desktop.conversation.banners import BannerAction
+from desktop.conversation.controller import CallRunner, Control
+from desktop.conversation.errors import ConversationError
+from desktop.conversation.history_client import HistoryClient
+from desktop.conversation.items import UserMessage
+from desktop.conversation.session import (
+    ApprovalSink,
+    ConversationSession,
+    Identity,
+    RuntimeLauncher,
+    TaskDefaults,
+)
+from desktop.conversation.sidebar import ConversationSummary, Sidebar, build_sidebar, title_of
+from desktop.conversation.state import ConversationState
+
+__all__ = ["OPEN_PREFIX", "Workbench"]
+
+logger = logging.getLogger(__name__)
+
+OPEN_PREFIX = "open:"
+"""Sidebar keys of open conversations that have no stored history yet."""
+
+
+@dataclass
+class _Open:
+    key: str
+    session: ConversationSession
+    opened_at: datetime
+
+
+class Workbench:
+    def __init__(
+        self,
+        *,
+        runner: CallRunner,
+        launcher: RuntimeLauncher,
+        history: HistoryClient,
+        identity: Identity,
+        approvals: ApprovalSink,
+        defaults: Callable[[], TaskDefaults] = TaskDefaults,
+    ) -> None:
+        self.runner = runner
+        self._launcher = launcher
+        self._history = history
+        self._identity = identity
+        self._approvals = approvals
+        self._defaults = defaults
+        self._open: list[_Open] = []
+        self._numbers = itertools.count(1)
+        self._stored = Sidebar()
+        self.sidebar = Sidebar()
+        self.current: ConversationSession | None = None
+        self._refreshing: asyncio.Task[Any] | None = None
+        self._refresh_again = False
+        self.sidebar_changed: list[Callable[[], None]] = []
+        self.current_changed: list[Callable[[], None]] = []
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def sessions(self) -> list[ConversationSession]:
+        return [entry.session for entry in self._open]
+
+    def session_by_id(self, session_id: str) -> ConversationSession | None:
+        for entry in self._open:
+            if entry.session.session_id == session_id:
+                return entry.session
+        return None
+
+    def key_of(self, session: ConversationSession) -> str | None:
+        """The sidebar key that shows ``session``: its stored summary's, else its open key."""
+        stored = self._stored_for(session)
+        if stored is not None:
+            return stored.session_id
+        for entry in self._open:
+            if entry.session is session:
+                return entry.key
+        return None
+
+    def _stored_for(self, session: ConversationSession) -> ConversationSummary | None:
+        chain = session.chain
+        for summary in self._stored.all():
+            if summary.chain & chain:
+                return summary
+        return None
+
+    # ------------------------------------------------------------------ the sidebar
+
+    def refresh(self) -> asyncio.Task[Any] | None:
+        """Read the conversation list again (now, or right after a refresh already running)."""
+        if self._refreshing is not None and not self._refreshing.done():
+            self._refresh_again = True
+            return None
+        task = self.runner.run("load the conversation list", self._refresh())
+        self._refreshing = task
+        return task
+
+    async def _refresh(self) -> None:
+        while True:
+            self._refresh_again = False
+            summaries = await self._history.conversations()
+            self._stored = build_sidebar(summaries)
+            self._rebuild()
+            if not self._refresh_again:
+                return
+
+    def _rebuild(self) -> None:
+        stored = self._stored.all()
+        pending = [
+            ConversationSummary(
+                session_id=entry.key,
+                workspace_id="",
+                title=_title(entry.session.state),
+                updated_at=entry.opened_at,
+                folder=entry.session.folder,
+                message_count=len(entry.session.state.items),
+            )
+            for entry in self._open
+            if self._stored_for(entry.session) is None
+        ]
+        self.sidebar = build_sidebar([*stored, *pending])
+        for callback in self.sidebar_changed:
+            callback()
+
+    # ------------------------------------------------------------------ opening
+
+    def new_conversation(self, folder: str | None) -> ConversationSession:
+        """A new conversation in ``folder`` (``None``: a general chat); its runtime starts now."""
+        session = self._add(ConversationState(), folder, history=None)
+        self._show(session)
+        self.runner.run("start the agent runtime", session.ensure_started(), context=session)
+        return session
+
+    async def open(self, key: str) -> ConversationSession:
+        """The conversation behind a sidebar key, opened (its history loaded) if it is not yet."""
+        for entry in self._open:
+            if entry.key == key:
+                self._show(entry.session)
+                return entry.session
+        summary = self.sidebar.find(key) or self._stored.find(key)
+        if summary is None:
+            raise ConversationError("This conversation is no longer in the list.")
+        for entry in self._open:
+            if summary.chain & entry.session.chain:
+                self._show(entry.session)
+                return entry.session
+        history = await self._history.history(summary.workspace_id, summary.session_id)
+        if history is None:
+            raise ConversationError("The history of this conversation could not be found in the backend.")
+        wire: dict[str, Any] = history.to_wire()
+        state = ConversationState()
+        state.load_history(wire.get("messages") or [])
+        # It may have been opened by a second click while the history was loading.
+        for entry in self._open:
+            if summary.chain & entry.session.chain:
+                self._show(entry.session)
+                return entry.session
+        session = self._add(state, summary.folder, history=wire)
+        self._show(session)
+        return session
+
+    def _add(
+        self, state: ConversationState, folder: str | None, *, history: dict[str, Any] | None
+    ) -> ConversationSession:
+        session = ConversationSession(
+            state=state,
+            launcher=self._launcher,
+            identity=self._identity,
+            folder=folder,
+            approvals=self._approvals,
+            defaults=self._defaults,
+            history=history,
+            fetch_history=self._fetch_history,
+        )
+        session.on_lost = self._recover
+        session.on_task_ended = self._task_ended
+        self._open.append(_Open(f"{OPEN_PREFIX}{next(self._numbers)}", session, datetime.now(UTC)))
+        self._rebuild()
+        return session
+
+    def _show(self, session: ConversationSession) -> None:
+        if self.current is session:
+            return
+        self.current = session
+        for callback in self.current_changed:
+            callback()
+
+    async def _fetch_history(self, workspace_id: str, session_id: str) -> dict[str, Any] | None:
+        history = await self._history.history(workspace_id, session_id)
+        return None if history is None else history.to_wire()
+
+    def _task_ended(self, session: ConversationSession) -> None:
+        self.refresh()  # the task's history is stored now: the sidebar shows it
+
+    def _recover(self, session: ConversationSession, why: str) -> None:
+        self.runner.run("resume the conversation", session.recover(), context=session)
+
+    # ------------------------------------------------------------------ actions on the current one
+
+    def warm_up(self) -> None:
+        """The user started typing: have the runtime ready by the time they send."""
+        session = self.current
+        if session is not None and session.phase.value == "idle":
+            self.runner.run("start the agent runtime", session.ensure_started(), context=session)
+
+    def send(
+        self,
+        text: str,
+        *,
+        affects: Iterable[Control] = (),
+        on_failed: Callable[[BaseException], None] | None = None,
+    ) -> asyncio.Task[Any] | None:
+        session = self.current
+        if session is None:
+            session = self.new_conversation(None)
+        task = self.runner.run(
+            "send the message", session.send(text), affects=affects, on_failed=on_failed, context=session
+        )
+        # After the task's first step, which shows the prompt: a new conversation takes its title.
+        asyncio.get_running_loop().call_soon(self._rebuild)
+        return task
+
+    def stop(self, *, affects: Iterable[Control] = ()) -> None:
+        session = self.current
+        if session is not None and session.state.busy:
+            self.runner.run("stop the task", session.cancel(), affects=affects, context=session)
+
+    def act(self, action: BannerAction, *, affects: Iterable[Control] = ()) -> None:
+        """The current conversation's banner button."""
+        session = self.current
+        if session is None:
+            return
+        if action is BannerAction.RESUME:
+            self.runner.run("resume the session", session.resume(), affects=affects, context=session)
+        elif action is BannerAction.NEW_SESSION:
+            self.runner.run(
+                "continue in a new session", session.new_session(), affects=affects, context=session
+            )
+        elif action is BannerAction.RESTART_RUNTIME:
+            self.runner.run(
+                "restart the agent runtime", session.recover(by_user=True), affects=affects, context=session
+            )
+
+    def review_changes(
+        self,
+        on_preview: Callable[[ConversationSession, dict[str, Any]], None],
+        *,
+        affects: Iterable[Control] = (),
+    ) -> None:
+        session = self.current
+        if session is None:
+            return
+        self.runner.run(
+            "show the changes",
+            session.patch_preview(),
+            affects=affects,
+            on_done=lambda preview: on_preview(session, preview),
+            context=session,
+        )
+
+    def approve(self, session_id: str, approval_id: str, decision: str, scope: str, reason: str) -> None:
+        session = self.session_by_id(session_id)
+        if session is None:
+            logger.warning("a decision for session %s, which is not open", session_id)
+            return
+        self.runner.run(
+            "send your decision", session.approve(approval_id, decision, scope, reason), context=session
+        )
+
+    # ------------------------------------------------------------------ closing
+
+    async def close(self, session: ConversationSession) -> None:
+        """Close one conversation: its runtime shuts down; it stays in the sidebar if stored."""
+        for entry in list(self._open):
+            if entry.session is session:
+                self._open.remove(entry)
+        if self.current is session:
+            self.current = None
+            for callback in self.current_changed:
+                callback()
+        self._rebuild()
+        await session.close()
+
+    async def close_all(self) -> None:
+        """Every runtime shut down (concurrently), then the history client closed. Never raises."""
+        sessions = self.sessions
+        self._open.clear()
+        await asyncio.gather(*(session.close() for session in sessions), return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self._history.aclose()
+
+
+def _title(state: ConversationState) -> str:
+    for item in state.items:
+        if isinstance(item, UserMessage):
+            return title_of([{"role": "user", "content": item.text}])
+    return "New conversation"
