@@ -36,7 +36,7 @@ from cowork_release.bundle import executable_name, package
 from cowork_release.freeze import DEFAULT_SPEC, freeze
 from tests.support.peers import REPO_ROOT
 
-__all__ = ["DEFAULT_VERSION", "cache_key", "linux_bundle", "unpack"]
+__all__ = ["DEFAULT_VERSION", "cache_key", "cached_bundle", "cannot_build", "linux_bundle", "unpack"]
 
 DEFAULT_VERSION = "0.1.0"
 CACHE = REPO_ROOT / "build" / "out" / "test-bundles"
@@ -60,7 +60,8 @@ def cache_key() -> str:
     return digest.hexdigest()[:20]
 
 
-def _can_build() -> str | None:
+def cannot_build() -> str | None:
+    """Why this machine cannot build the linux-x86_64 bundle, or None if it can."""
     if current_platform() != "linux-x86_64":
         return f"the linux-x86_64 bundle is built on Linux x86-64, not {sys.platform}"
     if importlib.util.find_spec("PyInstaller") is None:
@@ -108,9 +109,15 @@ def _frozen_tree(key: str) -> Path:
     return tree
 
 
+def cached_bundle(version: str = DEFAULT_VERSION) -> Path | None:
+    """The bundle :func:`linux_bundle` would return, if it is already built; never builds."""
+    bundle = CACHE / cache_key() / "bundles" / bundle_file_name(version, "linux-x86_64")
+    return bundle if bundle.exists() else None
+
+
 def linux_bundle(version: str = DEFAULT_VERSION) -> Path:
     """``agent-runtime-{version}-linux-x86_64.tar.gz`` of this checkout (built or reused; see above)."""
-    reason = _can_build()
+    reason = cannot_build()
     if reason is not None:
         pytest.skip(reason)
     key = cache_key()
