@@ -43,6 +43,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import AwareDatetime, BaseModel, Field, ValidationError, field_validator, model_validator
 
 from contracts._base import WireModel
+from contracts.ipc.handshake import PROTOCOL as _HANDSHAKE_PROTOCOL
 from contracts.signing import b64url_decode, b64url_encode, key_id, public_key_from_text
 from contracts.validation import describe, field_path
 
@@ -77,9 +78,10 @@ __all__ = [
     "verify_release_document",
 ]
 
-#: The JSON-RPC protocol version of the desktop ⇄ runtime wire these contracts describe. A release's
-#: ``protocolVersions`` range must admit the version the desktop speaks.
-PROTOCOL_VERSION = "1.0"
+#: The JSON-RPC protocol version of the desktop ⇄ runtime wire these contracts describe, as PEP 440:
+#: the handshake's protocol (``cowork-ipc/1``) is version 1.0. A release's ``protocolVersions`` range
+#: must admit the version the desktop speaks.
+PROTOCOL_VERSION = f"{_HANDSHAKE_PROTOCOL.rsplit('/', 1)[1]}.0"
 
 #: ``manifest.json`` larger than this is refused before it is parsed.
 MANIFEST_MAX_BYTES = 4 * 1024 * 1024

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from contracts.ipc.handshake import PROTOCOL
 from contracts.release import (
     MANIFEST_MAX_BYTES,
     PROTOCOL_VERSION,
@@ -176,6 +177,11 @@ def test_a_release_answers_whether_it_speaks_the_protocol() -> None:
     assert _release().speaks(PROTOCOL_VERSION)
     assert not _release(protocol_versions=">=2").speaks(PROTOCOL_VERSION)
     assert _release(protocol_versions="~=1.0").speaks("1.3")
+
+
+def test_the_protocol_version_is_the_handshakes() -> None:
+    assert PROTOCOL == "cowork-ipc/1"
+    assert PROTOCOL_VERSION == "1.0"
 
 
 def test_current_platform_names_this_machine_when_it_is_a_target() -> None:
