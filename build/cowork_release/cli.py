@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import urljoin
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -383,8 +384,15 @@ def _verify(args: argparse.Namespace) -> str:
 # ---------------------------------------------------------------- the parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line too (argparse would print the whole usage first), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{PROG}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     keygen = commands.add_parser("keygen", help="create root keys or a release signing key")

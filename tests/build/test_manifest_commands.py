@@ -352,6 +352,8 @@ def test_bad_input_gets_one_clear_line_and_nothing_is_written(
     result = cli(*args, *keys.site(site))
     assert result.code == code, result
     assert words in result.err
+    assert result.err.startswith("cowork-release: error: ")
+    assert result.err.count("\n") == 1, result.err  # usage errors too: no usage dump
     assert _snapshot(site) == before
 
 
