@@ -37,7 +37,17 @@ def test_the_bundle_lists_every_file_and_holds_the_runtime_data_but_no_qt(bundle
     assert any(name.startswith("_internal/uvloop/loop.") for name in names)
     assert any(name.startswith("_internal/re2/_re2.") for name in names)
     packages = {name.split("/")[1] for name in names if name.startswith("_internal/") and name.count("/") > 1}
-    unwanted = {"PySide6", "shiboken6", "qasync", "boto3", "botocore", "fastapi", "uvicorn", "backend", "desktop"}
+    unwanted = {
+        "PySide6",
+        "shiboken6",
+        "qasync",
+        "boto3",
+        "botocore",
+        "fastapi",
+        "uvicorn",
+        "backend",
+        "desktop",
+    }
     assert not packages & unwanted
     assert not [name for name in names if "libQt" in name]
 
