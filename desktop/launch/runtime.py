@@ -1,8 +1,9 @@
 """How a client starts the agent runtime: its command line and the environment it is given.
 
-From source the runtime is ``python -m agent_runtime``; an installed app runs the updater's active
-installation, whose executable it names in ``COWORK_RUNTIME_EXECUTABLE``. The environment carries the
-backend and gateway settings (seed 000 §3.2) and never the caller's stale ones for either.
+From source the runtime is ``python -m agent_runtime``; the frozen app runs the updater's active
+installation (``desktop.updater.active``); ``COWORK_RUNTIME_EXECUTABLE`` overrides both. The
+environment carries the backend and gateway settings (seed 000 §3.2) and never the caller's stale
+ones for either.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Mapping
 
 from desktop.launch.backend import BackendAccess
+from desktop.launch.errors import LaunchError
 from desktop.launch.gateway import GatewaySettings
 
 __all__ = ["RUNTIME_EXECUTABLE_VARIABLE", "runtime_command", "runtime_environment"]
@@ -32,10 +34,20 @@ _REPLACED = (
 
 
 def runtime_command(environ: Mapping[str, str]) -> list[str]:
-    """The runtime program, without its mode argument (``--stdio`` or ``--connect NAME``)."""
+    """The runtime program, without its mode argument (``--stdio`` or ``--connect NAME``):
+    ``COWORK_RUNTIME_EXECUTABLE`` if set; in the frozen app, the updater's active installation (or
+    the runtime bundled with the app); from source, ``python -m agent_runtime``."""
     executable = environ.get(RUNTIME_EXECUTABLE_VARIABLE, "").strip()
     if executable:
         return [executable]
+    if getattr(sys, "frozen", False):
+        # Imported only here: from source, cowork exec never pays for the updater's imports.
+        from desktop.updater.active import NoRuntimeAvailable, active_runtime
+
+        try:
+            return active_runtime().command()
+        except NoRuntimeAvailable as exc:
+            raise LaunchError(str(exc)) from None
     return [sys.executable, "-m", "agent_runtime"]
 
 

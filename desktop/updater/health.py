@@ -78,16 +78,31 @@ async def _shutdown_within(
 
     try:
         async with asyncio.timeout(timeout):
+            call = asyncio.ensure_future(client.call("Shutdown", {"reason": "health check"}, timeout=timeout))
+            exit_ = asyncio.ensure_future(child.wait())
             try:
-                answer = await client.call("Shutdown", {"reason": "health check"}, timeout=timeout)
-            except (ConnectionClosed, RpcCallError) as exc:
-                status = await child.wait()
-                raise HealthCheckFailed(
-                    "bad_answer", f"The runtime ended without answering ({exc}, exit status {status}){said()}"
-                ) from exc
-            if not isinstance(answer, dict) or answer.get("sessionStatus") != "SESSION_COMPLETED":
-                raise HealthCheckFailed("bad_answer", f"The runtime answered Shutdown with {answer!r}")
-            status = await child.wait()
+                # Watch the exit too: a runtime that dies at once may close its stdout before the
+                # client is listening, and then only its exit tells.
+                await asyncio.wait({call, exit_}, return_when=asyncio.FIRST_COMPLETED)
+                if not call.done():
+                    call.cancel()
+                    raise HealthCheckFailed(
+                        "bad_answer",
+                        f"The runtime exited with status {exit_.result()} without answering{said()}",
+                    )
+                try:
+                    answer = call.result()
+                except (ConnectionClosed, RpcCallError) as exc:
+                    raise HealthCheckFailed(
+                        "bad_answer",
+                        f"The runtime ended without answering ({exc}, exit status {await exit_}){said()}",
+                    ) from exc
+                if not isinstance(answer, dict) or answer.get("sessionStatus") != "SESSION_COMPLETED":
+                    raise HealthCheckFailed("bad_answer", f"The runtime answered Shutdown with {answer!r}")
+                status = await exit_
+            finally:
+                for task in (call, exit_):
+                    task.cancel()
     except TimeoutError:
         raise HealthCheckFailed(
             "timeout", f"The runtime at {executable} did not start and answer within {timeout:g} s{said()}"

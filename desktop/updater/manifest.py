@@ -139,7 +139,8 @@ def choose_release(
     desktop = _version(desktop_version) or Version("0")
     channels: tuple[Channel, ...] = ("beta", "stable") if channel == "beta" else ("stable",)
     releases = [release for name in channels for release in manifest.channels.get(name, [])]
-    revoked = {release.version() for release in releases if release.revoked}
+    # Revoked on one channel is revoked on every channel (e.g. a beta pulled after its promotion).
+    revoked = {r.version() for listed in manifest.channels.values() for r in listed if r.revoked}
     if installed is not None and installed in revoked:
         return Choice(None, "installed_revoked", f"Runtime {installed_version} in use has been revoked")
 
@@ -148,7 +149,7 @@ def choose_release(
     for release in releases:
         version, text = release.version(), release.runtime_version
         if release.revoked or version in revoked or text in bad_versions:
-            continue  # revoked on one channel is revoked on every channel
+            continue
         if platform not in release.bundles:
             skipped.append((version, f"{text} has no {platform} bundle"))
         elif not release.speaks(protocol_version):
