@@ -1,4 +1,4 @@
-"""Helpers of the release tooling's tests: run ``cowork-release`` (in this process, or as a real
+"""What the release tooling's tests share: run ``cowork-release`` (in this process, or as a real
 process), make small onedir trees to pack, and hold a set of keys."""
 
 from __future__ import annotations
