@@ -1,4 +1,5 @@
-"""``cowork``: the Cowork client's command line. ``cowork exec`` runs one task headlessly."""
+"""``cowork``: the Cowork client's command line. With no command it opens the desktop app;
+``cowork exec`` runs one task headlessly."""
 
 from __future__ import annotations
 
@@ -31,8 +32,11 @@ offline demo model. backend: COWORK_BACKEND_URL and COWORK_BACKEND_TOKEN, else t
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cowork", description="Cowork, the local-first agent.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = argparse.ArgumentParser(
+        prog="cowork",
+        description="Cowork, the local-first agent. Without a command, the desktop app opens.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = commands.add_parser(
         "exec",
         help="run one task without the desktop window",
@@ -75,7 +79,13 @@ def _positive(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if not arguments or (arguments[0].startswith("-") and arguments[0] not in ("-h", "--help")):
+        # The window; what follows is Qt's (-platform, -style …), not ours.
+        from desktop.app import run_app
+
+        return run_app(arguments)
+    args = parser.parse_args(arguments)
     logging.basicConfig(level=os.environ.get("COWORK_LOG_LEVEL", "WARNING").upper(), stream=sys.stderr)
     return _exec(args.exec_parser, args)
 

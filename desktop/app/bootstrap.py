@@ -1,0 +1,255 @@
+"""``cowork`` with no subcommand: the desktop app.
+
+The window is shown first, before anything slow: then the backend starts (the embedded one unless
+one is configured), the first-run dialog asks for a model if nothing is configured, and the window
+is handed its :class:`Workbench`. Everything runs on the Qt thread under qasync's asyncio loop; every
+wait is asynchronous, so the window never freezes. Closing the window shuts every runtime down
+(``Shutdown``), stops the embedded backend and the demo model, and quits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.metadata
+import json
+import logging
+import logging.handlers
+import os
+import platform
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import qasync
+from platformdirs import user_log_dir
+from PySide6 import __version__ as pyside_version
+from PySide6.QtCore import Qt, qVersion
+from PySide6.QtWidgets import QApplication
+
+from desktop.app.main_window import AboutInfo, MainWindow
+from desktop.app.theme import follow_system_theme
+from desktop.approval.dialog import ApprovalDialog
+from desktop.approval.queue import ApprovalQueue
+from desktop.conversation.banners import BannerAction
+from desktop.conversation.controller import CallRunner
+from desktop.conversation.history_client import HistoryClient
+from desktop.conversation.session import Identity, TaskDefaults
+from desktop.conversation.workbench import Workbench
+from desktop.launch.errors import LaunchError
+from desktop.launch.runtime import RUNTIME_EXECUTABLE_VARIABLE, runtime_command
+from desktop.settings.dialog import FirstRunDialog, SettingsDialog
+from desktop.settings.store import AppSettings, SettingsError, SettingsStore
+from desktop.supervision.runtime import QtRuntimeLauncher
+from desktop.supervision.services import GatewayChoice, Services
+
+__all__ = ["app_version", "log_dir", "run_app", "runtime_version"]
+
+logger = logging.getLogger(__name__)
+
+CLOSE_TIMEOUT_S = 45.0
+
+
+def app_version() -> str:
+    try:
+        return importlib.metadata.version("cowork")
+    except importlib.metadata.PackageNotFoundError:
+        return "0.1.0"
+
+
+def runtime_version(environ: Mapping[str, str]) -> str:
+    """Which agent runtime new conversations start, for About."""
+    executable = environ.get(RUNTIME_EXECUTABLE_VARIABLE, "").strip()
+    if executable:
+        return f"{executable} (set by {RUNTIME_EXECUTABLE_VARIABLE})"
+    if getattr(sys, "frozen", False):
+        try:
+            from desktop.updater.active import active_runtime
+
+            active = active_runtime()
+            return f"{active.version} ({active.source})"
+        except Exception as exc:  # About must open whatever the installation's state
+            return f"unavailable: {exc}"
+    return f"{app_version()} (from source)"
+
+
+def log_dir() -> Path:
+    return Path(user_log_dir("Cowork", appauthor=False))
+
+
+class _JsonLines(logging.Formatter):
+    """Structured log lines (DESIGN.md "Conventions"), like the runtime's."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False)
+
+
+def _configure_logging(directory: Path) -> None:
+    handlers: list[logging.Handler] = []
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            directory / "desktop.log", maxBytes=2 * 1024 * 1024, backupCount=3, encoding="utf-8"
+        )
+        handler.setFormatter(_JsonLines())
+        handlers.append(handler)
+    except OSError as exc:
+        print(f"cowork: cannot write logs to {directory}: {exc}", file=sys.stderr)
+    level = os.environ.get("COWORK_LOG_LEVEL", "INFO").upper()
+    logging.basicConfig(level=level, handlers=handlers or [logging.StreamHandler(sys.stderr)], force=True)
+
+
+def run_app(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> int:
+    """Run the desktop app until its window is closed; the exit status."""
+    env = dict(os.environ if environ is None else environ)
+    logs = log_dir()
+    _configure_logging(logs)
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication([sys.argv[0] if sys.argv else "cowork", *argv])
+    app.setApplicationName("Cowork")
+    app.setApplicationDisplayName("Cowork")
+    app.setApplicationVersion(app_version())
+    follow_system_theme(app)
+    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        return runner.run(DesktopApp(env, logs).run())
+
+
+class DesktopApp:
+    """One run of the app: the window, then the services and the workbench, then the shutdown."""
+
+    def __init__(self, environ: Mapping[str, str], logs: Path) -> None:
+        self.environ = environ
+        self.logs = logs
+        self.window: MainWindow | None = None
+
+    async def run(self) -> int:
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.setQuitOnLastWindowClosed(False)  # the loop ends when the shutdown is done, not before
+        window = MainWindow(
+            about=AboutInfo(
+                app_version=app_version(),
+                runtime_version=runtime_version(self.environ),
+                qt_version=f"{qVersion()} (PySide6 {pyside_version})",
+                python_version=platform.python_version(),
+            ),
+            log_dir=self.logs,
+        )
+        self.window = window
+        closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def closing() -> None:
+            if not closed.done():
+                closed.set_result(None)
+
+        window.closing.connect(closing)
+        window.show()
+        try:
+            await self._serve(window, closed)
+        finally:
+            window.deleteLater()
+        return 0
+
+    async def _serve(self, window: MainWindow, closed: asyncio.Future[None]) -> None:
+        store = SettingsStore()
+        window.settings_opener = lambda: self._open_settings(store)
+        if not store.is_configured() and not self.environ.get("LLM_GATEWAY_ENDPOINT"):
+            self._first_run(store)
+        try:
+            settings = store.load()
+        except SettingsError as exc:
+            window.show_problem(f"{exc} Open Settings to fix it.", BannerAction.SETTINGS)
+            settings = AppSettings()
+
+        def defaults() -> TaskDefaults:
+            with contextlib.suppress(SettingsError):
+                saved = store.load()
+                return TaskDefaults(approval_mode=saved.approval_mode, max_steps=saved.max_steps)
+            return TaskDefaults()
+
+        def choice() -> GatewayChoice:
+            try:
+                return GatewayChoice(demo=store.load().is_demo, settings_file=store.path)
+            except SettingsError as exc:
+                raise LaunchError(str(exc)) from exc
+
+        runner = CallRunner(window)
+        launcher: QtRuntimeLauncher | None = None
+        try:
+            async with Services.running(
+                self.environ,
+                backend_url=settings.backend_url,
+                backend_token=store.backend_token() if settings.backend_url else None,
+                choice=choice,
+            ) as services:
+                launcher = QtRuntimeLauncher(
+                    command=lambda: runtime_command(self.environ),
+                    environment=services.runtime_environment,
+                    log_dir=self.logs,
+                    parent=window,
+                )
+                approvals = ApprovalQueue()
+                workbench = Workbench(
+                    runner=runner,
+                    launcher=launcher,
+                    history=HistoryClient(services.backend.url, services.backend.token),
+                    identity=Identity(
+                        user_id=services.backend.user_id,
+                        tenant_id=services.backend.tenant_id,
+                        app_version=app_version(),
+                        runtime_version=app_version(),
+                        os_family={"darwin": "macOS", "win32": "Windows"}.get(sys.platform, "Linux"),
+                    ),
+                    approvals=approvals,
+                    defaults=defaults,
+                )
+                dialog = ApprovalDialog(approvals, window, session_label=lambda sid: _label(workbench, sid))
+                dialog.decided.connect(workbench.approve)
+                window.attach(workbench, dialog)
+                await closed
+                await self._close(workbench, runner)
+        except LaunchError as exc:
+            logger.warning("the app could not start its services: %s", exc)
+            window.show_problem(f"Cowork could not start: {exc}", BannerAction.SETTINGS)
+            await closed
+        finally:
+            if launcher is not None:
+                launcher.kill_all()
+
+    async def _close(self, workbench: Workbench, runner: CallRunner) -> None:
+        await runner.cancel_all()
+        try:
+            async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                await workbench.close_all()
+        except TimeoutError:
+            logger.warning("the runtimes did not shut down within %s s; ending them", CLOSE_TIMEOUT_S)
+
+    def _first_run(self, store: SettingsStore) -> None:
+        assert self.window is not None
+        dialog = FirstRunDialog(store, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        dialog.open()
+
+    def _open_settings(self, store: SettingsStore) -> None:
+        assert self.window is not None
+        dialog = SettingsDialog(store, self.window, environ=self.environ)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        dialog.open()
+
+
+def _label(workbench: Workbench, session_id: str) -> str:
+    session = workbench.session_by_id(session_id)
+    if session is None:
+        return "a conversation"
+    key = workbench.key_of(session)
+    summary = workbench.sidebar.find(key) if key else None
+    return summary.title if summary is not None else (session.folder or "General chat")

@@ -1,0 +1,422 @@
+"""The main window: the sidebar of conversations, the conversation with its banner and status strip,
+the composer; menus and shortcuts; the approval dialog, the patch preview, Settings and About.
+
+It draws and forwards, nothing more. What happens lives in the Qt-free
+:class:`desktop.conversation.workbench.Workbench`, every call goes through its
+:class:`CallRunner` (which also decides which controls are enabled), and every failure comes back to
+:meth:`MainWindow.present`, the one error presenter, as a banner.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.app.composer import Composer
+from desktop.app.conversation_view import ConversationView
+from desktop.app.sidebar_view import SidebarView
+from desktop.app.status import BannerView, StatusStrip
+from desktop.conversation.banners import Banner, BannerAction
+from desktop.conversation.controller import CallRunner, Problem
+from desktop.conversation.items import Item, Tone
+from desktop.conversation.session import ConversationSession, Phase
+from desktop.conversation.workbench import Workbench
+
+__all__ = ["AboutInfo", "MainWindow"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AboutInfo:
+    app_version: str
+    runtime_version: str
+    qt_version: str
+    python_version: str
+
+    def text(self) -> str:
+        return (
+            f"<h3>Cowork {self.app_version}</h3>"
+            "<p>A local-first desktop agent: it reads, writes and runs things in your projects, asking"
+            " you before risky actions.</p>"
+            f"<p>Agent runtime: {self.runtime_version}<br>"
+            f"Qt {self.qt_version} · Python {self.python_version}</p>"
+        )
+
+
+class MainWindow(QMainWindow):
+    closing = Signal()
+    """The user closed the window: the app shuts the runtimes down and quits."""
+
+    def __init__(
+        self,
+        *,
+        about: AboutInfo,
+        log_dir: Path,
+        open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Cowork")
+        self.resize(1180, 760)
+        self._about = about
+        self._log_dir = log_dir
+        self._open_url = open_url
+        self.workbench: Workbench | None = None
+        self.runner: CallRunner | None = None
+        self._observed: ConversationSession | None = None
+        self._app_banner: Banner | None = None
+        self._dialogs: list[QWidget] = []
+        self.approval_dialog: QWidget | None = None
+        self.preview_dialog: QWidget | None = None
+        self.settings_opener: Callable[[], None] | None = None
+        self._build_actions()
+        self._build()
+        self._build_menus()
+        self._refresh_view()
+
+    # ------------------------------------------------------------------ layout
+
+    def _build_actions(self) -> None:
+        def action(
+            text: str,
+            shortcut: QKeySequence | QKeySequence.StandardKey | str | None,
+            slot: Callable[[], object],
+        ) -> QAction:
+            made = QAction(text, self)
+            if shortcut is not None:
+                made.setShortcut(QKeySequence(shortcut))
+            made.triggered.connect(lambda _checked=False: slot())
+            return made
+
+        self.new_action = action(
+            "New Conversation in a &Folder…", QKeySequence.StandardKey.New, self.choose_folder
+        )
+        self.new_general_action = action(
+            "New &General Chat", "Ctrl+Shift+N", lambda: self.new_conversation(None)
+        )
+        self.close_action = action(
+            "&Close Conversation", QKeySequence.StandardKey.Close, self.close_conversation
+        )
+        self.settings_action = action("&Settings…", QKeySequence.StandardKey.Preferences, self.open_settings)
+        self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+        self.quit_action = action("&Quit", QKeySequence.StandardKey.Quit, self.close)
+        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        self.send_action = action("&Send", "Ctrl+Return", self.send)
+        self.stop_action = action("S&top", "Escape", self.stop)
+        self.review_action = action("&Review Changes…", "Ctrl+Shift+D", self.review_changes)
+        self.logs_action = action("Open &Logs Folder", None, self.open_logs)
+        self.about_action = action("&About Cowork", None, self.show_about)
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+
+    def _build(self) -> None:
+        self.sidebar = SidebarView(self.new_action, self.new_general_action)
+        self.sidebar.selected.connect(self.open_conversation)
+        self.title = QLabel()
+        self.title.setObjectName("conversationTitle")
+        self.folder = QLabel()
+        self.folder.setObjectName("conversationFolder")
+        header = QHBoxLayout()
+        header.setContentsMargins(12, 8, 12, 0)
+        header.addWidget(self.title, 1)
+        header.addWidget(self.folder)
+        self.banner = BannerView()
+        self.banner.acted.connect(self.act)
+        self.banner.dismissed.connect(self._dismiss_banner)
+        self.view = ConversationView()
+        self.view.action_triggered.connect(self._notice_action)
+        self.status = StatusStrip()
+        self.composer = Composer()
+        self.composer.edit.submitted.connect(self.send)
+        self.composer.edit.typing_started.connect(self._typing)
+        self.composer.stop_button.clicked.connect(self.stop)
+        main = QWidget()
+        column = QVBoxLayout(main)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addLayout(header)
+        column.addWidget(self.banner)
+        column.addWidget(self.view, 1)
+        column.addWidget(self.status)
+        column.addWidget(self.composer)
+        splitter = QSplitter()
+        splitter.addWidget(self.sidebar)
+        splitter.addWidget(main)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([280, 900])
+        splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(splitter)
+        # Window-wide: Ctrl+Enter sends and Esc stops wherever the focus is (dialogs have their own Esc).
+        self.addAction(self.send_action)
+        self.addAction(self.stop_action)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        for action in (self.new_action, self.new_general_action, self.close_action):
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.settings_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        conversation = bar.addMenu("&Conversation")
+        conversation.addAction(self.send_action)
+        conversation.addAction(self.stop_action)
+        conversation.addAction(self.review_action)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.logs_action)
+        help_menu.addAction(self.about_action)
+
+    # ------------------------------------------------------------------ the workbench
+
+    def attach(self, workbench: Workbench, approval_dialog: QWidget | None = None) -> None:
+        """The app's logic is ready (the backend is up): enable the window."""
+        self.workbench = workbench
+        self.runner = workbench.runner
+        self.approval_dialog = approval_dialog
+        workbench.sidebar_changed.append(self._sidebar_changed)
+        workbench.current_changed.append(self._current_changed)
+        runner = workbench.runner
+        runner.guard(self.composer.send_button, self._can_send)
+        runner.guard(self.send_action, self._can_send)
+        runner.guard(self.composer.stop_button, self._busy)
+        runner.guard(self.stop_action, self._busy)
+        runner.guard(self.review_action, self._connected)
+        runner.guard(self.close_action, lambda: workbench.current is not None)
+        for action in (self.new_action, self.new_general_action):
+            runner.guard(action)
+        self.composer.edit.setEnabled(True)
+        self.sidebar.show_message("Loading conversations…")
+        workbench.refresh()
+
+    def _can_send(self) -> bool:
+        session = self._current()
+        return self.workbench is not None and (
+            session is None or (not session.state.busy and session.phase is not Phase.CLOSED)
+        )
+
+    def _busy(self) -> bool:
+        session = self._current()
+        return session is not None and session.state.busy
+
+    def _connected(self) -> bool:
+        session = self._current()
+        return session is not None and session.connected
+
+    def _current(self) -> ConversationSession | None:
+        return self.workbench.current if self.workbench is not None else None
+
+    # ------------------------------------------------------------------ ErrorPresenter
+
+    def present(self, problem: Problem, context: object | None) -> None:
+        """The one place failures are shown: the conversation's banner, or the window's."""
+        banner = Banner(f"{problem.title}: {problem.message}", Tone.ERROR, problem.action)
+        logger.info("shown to the user: %s", banner.text)
+        if isinstance(context, ConversationSession):
+            context.state.set_banner(banner)
+        else:
+            self._app_banner = banner
+            self._refresh_view()
+
+    def show_problem(self, text: str, action: BannerAction | None = None) -> None:
+        """A problem of the app itself (the backend did not start, nothing is configured)."""
+        self._app_banner = Banner(text, Tone.ERROR, action)
+        self._refresh_view()
+
+    # ------------------------------------------------------------------ actions
+
+    def choose_folder(self) -> None:
+        dialog = QFileDialog(self, "Choose the project folder")
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(lambda path: self.new_conversation(path or None))
+        self._keep(dialog)
+        dialog.open()
+
+    def new_conversation(self, folder: str | None) -> None:
+        if self.workbench is None:
+            return
+        self.workbench.new_conversation(folder)
+        self.composer.edit.setFocus()
+
+    def open_conversation(self, key: str) -> None:
+        if self.workbench is None:
+            return
+        self.workbench.runner.run("open the conversation", self.workbench.open(key))
+
+    def close_conversation(self) -> None:
+        session = self._current()
+        if self.workbench is not None and session is not None:
+            self.workbench.runner.run("close the conversation", self.workbench.close(session))
+
+    def send(self) -> None:
+        if self.workbench is None or not self._can_send():
+            return
+        text = self.composer.edit.toPlainText()
+        if not text.strip():
+            return
+        self.composer.take_text()
+        self.view.scroll_to_end()
+        self.workbench.send(
+            text,
+            affects=[self.composer.send_button, self.send_action],
+            on_failed=lambda _exc: self.composer.restore_text(text),
+        )
+
+    def stop(self) -> None:
+        if self.workbench is not None and self._busy():
+            self.workbench.stop(affects=[self.composer.stop_button, self.stop_action])
+
+    def act(self, action: BannerAction) -> None:
+        if action is BannerAction.SETTINGS:
+            self.open_settings()
+        elif action is BannerAction.OPEN_LOGS:
+            self.open_logs()
+        elif self.workbench is not None:
+            self.workbench.act(action, affects=[self.banner.action_button])
+
+    def review_changes(self) -> None:
+        if self.workbench is not None:
+            self.workbench.review_changes(self._show_preview, affects=[self.review_action])
+
+    def _show_preview(self, session: ConversationSession, preview: dict[str, Any]) -> None:
+        from desktop.patch.dialog import PatchPreviewDialog
+
+        if self.preview_dialog is not None:
+            self.preview_dialog.close()
+        dialog = PatchPreviewDialog(preview, Path(session.folder) if session.folder else None, self)
+        self.preview_dialog = dialog
+        dialog.show()
+
+    def open_settings(self) -> None:
+        if self.settings_opener is not None:
+            self.settings_opener()
+
+    def open_logs(self) -> None:
+        self._log_dir.mkdir(parents=True, exist_ok=True)
+        self._open_url(QUrl.fromLocalFile(str(self._log_dir)))
+
+    def show_about(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle("About Cowork")
+        box.setTextFormat(box.textFormat().RichText)
+        box.setText(self._about.text())
+        box.setStandardButtons(QMessageBox.StandardButton.Ok)
+        self._keep(box)
+        box.open()
+
+    def _keep(self, dialog: QWidget) -> None:
+        self._dialogs = [d for d in self._dialogs if d.isVisible()]
+        self._dialogs.append(dialog)
+
+    def _notice_action(self, action: str) -> None:
+        if action == "review_changes":
+            self.review_changes()
+
+    def _typing(self) -> None:
+        if self.workbench is not None:
+            self.workbench.warm_up()
+
+    def _dismiss_banner(self) -> None:
+        session = self._current()
+        if session is not None and session.state.banner is not None:
+            session.state.set_banner(None)
+        else:
+            self._app_banner = None
+        self._refresh_view()
+
+    # ------------------------------------------------------------------ following the workbench
+
+    def _sidebar_changed(self) -> None:
+        assert self.workbench is not None
+        session = self.workbench.current
+        self.sidebar.show_sidebar(self.workbench.sidebar, self.workbench.key_of(session) if session else None)
+
+    def _current_changed(self) -> None:
+        session = self._current()
+        if self._observed is not None:
+            self._observed.state.unsubscribe(self)
+        self._observed = session
+        if session is not None:
+            session.state.subscribe(self)
+        self.view.show_state(session.state if session else None)
+        if self.workbench is not None:
+            self.sidebar.select(self.workbench.key_of(session) if session else None)
+        self._refresh_view()
+        self.composer.edit.setFocus()
+
+    # StateObserver of the shown conversation: the strip, the banner, the controls.
+    def item_added(self, item: Item) -> None:
+        pass
+
+    def item_changed(self, item: Item) -> None:
+        pass
+
+    def items_reset(self) -> None:
+        pass
+
+    def status_changed(self) -> None:
+        self._refresh_view()
+
+    def banner_changed(self) -> None:
+        self._refresh_view()
+
+    def _refresh_view(self) -> None:
+        session = self._current()
+        if session is None:
+            self.title.setText("Cowork" if self.workbench is None else "No conversation open")
+            self.folder.setText("")
+            self.status.show_status(None)
+            self.banner.show_banner(self._app_banner)
+        else:
+            self.title.setText(self._title_of(session))
+            self.folder.setText(session.folder or "General chat")
+            self.folder.setToolTip(session.folder or "A conversation without a project folder")
+            self.status.show_status(session.state.status)
+            self.banner.show_banner(session.state.banner or self._app_banner)
+        self.composer.edit.setEnabled(self.workbench is not None)
+        if self.runner is not None:
+            self.runner.refresh()
+        else:
+            for control in (
+                self.composer.send_button,
+                self.composer.stop_button,
+                self.send_action,
+                self.stop_action,
+                self.review_action,
+            ):
+                control.setEnabled(False)
+
+    def _title_of(self, session: ConversationSession) -> str:
+        workbench = self.workbench
+        if workbench is not None:
+            key = workbench.key_of(session)
+            summary = workbench.sidebar.find(key) if key else None
+            if summary is not None:
+                return summary.title
+        return "New conversation"
+
+    # ------------------------------------------------------------------ closing
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        for dialog in [*self._dialogs, self.approval_dialog, self.preview_dialog]:
+            if dialog is not None:
+                dialog.close()
+        self.closing.emit()
+        event.accept()
