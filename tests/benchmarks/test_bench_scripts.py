@@ -40,6 +40,8 @@ TINY_RUNS = {
     "bench_exec": ["--steps", "4", "--runs", "1"],
     # Starts the frozen runtime from the cached linux-x86_64 bundle (skipped while it is not built).
     "bench_bundle": ["--starts", "2"],
+    # Downloads a file over loopback HTTP through the updater's verifier, and runs sha256sum.
+    "bench_update_verify": ["--size-mb", "8", "--runs", "1"],
 }
 
 
