@@ -23,7 +23,6 @@ import logging
 import os
 import secrets
 import shutil
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ from desktop.updater.layout import (
     Pointer,
     RuntimeRef,
     file_lock,
+    fsync_directory,
     read_pointer,
     safe_version,
     write_pointer,
@@ -123,7 +123,7 @@ class Installer:
                 archive, staging, runtime_version=version, platform=platform, limits=self.extract_limits
             )
             os.rename(staging, target)
-            _fsync_directory(self.layout.versions)
+            fsync_directory(self.layout.versions)
         except OSError as exc:
             _remove(staging)
             raise InstallFailed("disk", f"Could not install runtime {version}: {exc}") from exc
@@ -209,13 +209,3 @@ def _remove(path: Path) -> None:
     else:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
-
-
-def _fsync_directory(directory: Path) -> None:
-    if sys.platform == "win32":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -36,6 +36,7 @@ __all__ = [
     "atomic_write",
     "default_root",
     "file_lock",
+    "fsync_directory",
     "read_json",
     "read_pointer",
     "safe_relative",
@@ -184,7 +185,7 @@ def write_pointer(layout: InstallLayout, pointer: Pointer | None) -> None:
     if pointer is None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(layout.pointer)
-        _fsync_directory(layout.root)
+        fsync_directory(layout.root)
         return
     document = {
         "active": pointer.active.to_json(),
@@ -206,10 +207,11 @@ def atomic_write(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    _fsync_directory(path.parent)
+    fsync_directory(path.parent)
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
+    """Make a rename or unlink in ``directory`` durable (POSIX; a no-op on Windows)."""
     if sys.platform == "win32":
         return  # NTFS journals the rename; directories cannot be opened for fsync
     fd = os.open(directory, os.O_RDONLY)

@@ -26,6 +26,7 @@ from contracts.release import (
     PROTOCOL_VERSION,
     Channel,
     Platform,
+    ReleaseManifest,
     RootKeySet,
     bundle_file_name,
     current_platform,
@@ -167,21 +168,26 @@ class UpdateService:
         """Only the check: fetch and verify the manifest and choose; nothing is downloaded.
         Raises :class:`ManifestRejected`."""
         async with self._client() as client:
-            return await self._choose(client)
+            return self._choose(await self._trusted(client))
 
     async def _round(self, client: httpx.AsyncClient, report: ProgressHandler) -> UpdateResult:
         report(UpdateProgress(UpdateStage.CHECKING))
-        choice = await self._choose(client)
+        manifest = await self._trusted(client)
+        choice = self._choose(manifest)
         rolled_back: list[str] = []
         while choice.code == "installed_revoked":
+            # The publisher withdrew the runtime in use: back to the previous one, which is checked
+            # the same way; where there is nothing to go back to (the bundled runtime), any good
+            # release may replace it, even an older one.
             revoked = self.installer.active()
-            if revoked is None or revoked.source == "bundled":
-                break  # nothing to fall back from; a newer release may still replace it below
-            rollback = self.installer.rollback(revoked.version, "revoked by the publisher")
+            rollback = None
+            if revoked is not None and revoked.source != "bundled":
+                rollback = self.installer.rollback(revoked.version, "revoked by the publisher")
             if rollback is None:
+                choice = self._choose(manifest, replacing_revoked=True)
                 break
-            rolled_back.append(revoked.version)
-            choice = await self._choose(client)
+            rolled_back.append(rollback.from_version)
+            choice = self._choose(manifest)
         offer = choice.offer
         if offer is None:
             if rolled_back:
@@ -248,21 +254,26 @@ class UpdateService:
 
     # ------------------------------------------------------------------ steps
 
-    async def _choose(self, client: httpx.AsyncClient) -> Choice:
+    async def _trusted(self, client: httpx.AsyncClient) -> ReleaseManifest:
+        """The verified manifest, remembered as the last trusted one."""
         raw = await fetch_manifest(client, self.manifest_url, timeout=self.manifest_timeout)
         state = self.installer.state
         manifest = trusted_manifest(
             raw, self.root_keys, now=self.clock(), last_trusted_version=state.last_manifest_version()
         )
         state.trust_manifest(manifest.manifest_version, raw)
+        return manifest
+
+    def _choose(self, manifest: ReleaseManifest, *, replacing_revoked: bool = False) -> Choice:
         active = self.installer.active()
+        state = self.installer.state
         assert self.platform is not None
         return choose_release(
             manifest,
             manifest_url=self.manifest_url,
             platform=self.platform,
             channel=self.channel,
-            installed_version=active.version if active else None,
+            installed_version=None if active is None or replacing_revoked else active.version,
             desktop_version=self.desktop_version,
             install_id=state.install_id(),
             bad_versions=set(state.bad_versions()),

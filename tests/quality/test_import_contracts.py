@@ -21,6 +21,7 @@ PACKAGES = [
     "desktop/headless",
     "desktop/launch",
     "desktop/ipc",
+    "desktop/updater",
     "backend",
     "agent_runtime",
     "agent_runtime/agent_host",
@@ -64,6 +65,7 @@ VIOLATIONS = {
     "backend-layers": ("backend/session/bad.py", "from backend import workspace\n"),
     "boto3-only-in-the-aws-store": ("backend/common/bad.py", "import boto3\n"),
     "release-tooling-stands-alone": ("cowork_release/bad.py", "import agent_runtime\n"),
+    "updater-logic-is-qt-free": ("desktop/updater/bad.py", "from PySide6 import QtCore\n"),
 }
 
 
@@ -99,6 +101,8 @@ def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
 ALLOWED = {
     # The one place boto3 belongs: a tree without it would leave that contract's exceptions unused.
     "backend/storage/aws/client.py": "import boto3\nimport botocore\n",
+    # The updater's one Qt adapter.
+    "desktop/updater/qt.py": "from PySide6 import QtCore\n",
 }
 
 

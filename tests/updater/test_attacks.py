@@ -300,3 +300,39 @@ async def test_a_runtime_that_fails_its_health_check_is_marked_bad_and_never_ret
     again = await make_service().update()
     assert again.status is UpdateStatus.UP_TO_DATE, again
     assert len(server.requests) == requests + 1  # the manifest only
+
+
+# ---------------------------------------------------------------- revocation
+
+
+async def test_a_revoked_runtime_in_use_is_taken_out_of_service(
+    installed: Path, site: ReleaseSite, make_service: ServiceFactory, bundled: Path
+) -> None:
+    archive = build_bundle(site.directory, NEW)
+    site.publish([site.release(NEW, archive)], manifest_version=6)
+    assert (await make_service().update()).status is UpdateStatus.INSTALLED
+    site.publish(
+        [
+            site.release("1.1.0", site.directory / "agent-runtime-1.1.0-linux-x86_64.tar.gz"),
+            site.release(NEW, archive, revoked=True),
+        ],
+        manifest_version=7,
+    )
+
+    result = await make_service().update()
+
+    assert (result.status, result.code, result.version) == (UpdateStatus.ROLLED_BACK, "revoked", NEW)
+    assert "new sessions use 1.1.0" in result.message
+    await assert_previous_runtime_active(installed, bundled)
+
+
+async def test_a_revoked_bundled_runtime_is_replaced_even_by_an_older_release(
+    site: ReleaseSite, make_service: ServiceFactory, root: Path, bundled: Path
+) -> None:
+    older = build_bundle(site.directory, "0.9.0")
+    site.publish(
+        [site.release("1.0.0", older, revoked=True), site.release("0.9.0", older)], manifest_version=1
+    )
+    result = await make_service().update()
+    assert result.status is UpdateStatus.INSTALLED, result.message
+    assert active_runtime(root, bundled=bundled).version == "0.9.0"
