@@ -39,6 +39,8 @@ Send = Callable[[Message], Awaitable[None]]
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 _FLUSH_BYTES = 32 * 1024
+_PACING_SLEEP_S = 0.001
+"""With ``chunksPerSecond``: how far ahead of its schedule the stream must be before it sleeps."""
 
 ROUTES: dict[str, Dialect] = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 
@@ -332,6 +334,8 @@ class _Player:
                 (b"x-scripted-turn", str(turn_index).encode()),
             ],
         )
+        loop = asyncio.get_running_loop()
+        paced_from = loop.time()
         for step in steps:
             if step.chunk:
                 if await self._checkpoint(turn, total):
@@ -340,6 +344,14 @@ class _Player:
                     await self._flush()
                     if await self._pause(turn.chunk_delay_ms / 1000.0):
                         return
+                if turn.chunks_per_second is not None:
+                    # Chunk n is due n/rate after the first: sleeping per chunk could not go past
+                    # ~1,000 a second (timers have millisecond resolution), a schedule can.
+                    ahead = paced_from + self._chunks / turn.chunks_per_second - loop.time()
+                    if ahead >= _PACING_SLEEP_S:
+                        await self._flush()
+                        if await self._pause(ahead):
+                            return
                 self._chunks += 1
             self._buffer += step.data
             if len(self._buffer) >= _FLUSH_BYTES:

@@ -11,7 +11,9 @@ shorthand for it). Each request to a model endpoint plays the next turn. A turn 
     ``max_tokens`` | ``tool_use`` | ``content_filter`` (default ``tool_use`` when there are tool
     calls, else ``end_turn``); ``usage``: ``{"inputTokens", "outputTokens"}`` (default: estimated
     from the sizes) or ``"omitUsage": true``; ``model`` (default: the requested one);
-    ``delayMs`` before the answer and ``chunkDelayMs`` between chunks;
+    ``delayMs`` before the answer and ``chunkDelayMs`` between chunks, or ``chunksPerSecond``: chunks
+    paced to that rate by a schedule (a burst when behind, a sleep when a millisecond ahead), so rates
+    beyond one chunk a millisecond are steady too;
     ``holdAfterChunks``: after that many chunks, wait until released (``ScriptedGateway.release()``
     or ``POST /_scripted/release``) — a barrier for tests;
     ``cutAfterChunks``: after that many chunks, drop the connection without ending the response;
@@ -116,6 +118,7 @@ class ResponseTurn(_Model):
     model: str | None = Field(default=None, min_length=1)
     delay_ms: int = Field(default=0, ge=0, le=MAX_DELAY_MS)
     chunk_delay_ms: int = Field(default=0, ge=0, le=MAX_DELAY_MS)
+    chunks_per_second: float | None = Field(default=None, gt=0, le=1_000_000)
     hold_after_chunks: int | None = Field(default=None, ge=0)
     cut_after_chunks: int | None = Field(default=None, ge=0)
     stream_error: StreamError | None = None
@@ -128,6 +131,8 @@ class ResponseTurn(_Model):
             raise ValueError("a turn is cut or ends in a stream error, not both")
         if self.usage is not None and self.omit_usage:
             raise ValueError("give usage or omitUsage, not both")
+        if self.chunks_per_second is not None and self.chunk_delay_ms:
+            raise ValueError("give chunkDelayMs or chunksPerSecond, not both")
         return self
 
     def text_chunks(self) -> list[str]:

@@ -284,3 +284,23 @@ async def test_only_the_latest_requests_are_kept_when_a_bound_is_set() -> None:
             await post(gateway.url, OPENAI)
         assert [r.index for r in gateway.requests] == [2, 3, 4]
         assert gateway.snapshot()["requestsReceived"] == 5
+
+
+async def test_chunks_per_second_paces_a_stream_beyond_one_chunk_a_millisecond() -> None:
+    turn = {"text": "x" * 1500, "chunkSize": 1, "chunksPerSecond": 5000}
+    async with ScriptedGateway([turn]) as gateway:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        response = await post(gateway.url, ANTHROPIC)
+        elapsed = loop.time() - started
+    deltas = [data for name, data in events(response.text) if name == "content_block_delta"]
+    assert len(deltas) == 1500
+    # 1,500 chunks at 5,000/s take 0.3 s: not much less (paced), not much more (no per-chunk sleep).
+    assert 0.28 <= elapsed < 1.0
+
+
+def test_chunks_per_second_and_a_chunk_delay_do_not_go_together() -> None:
+    from agent_runtime.scripted_gateway import ScriptError, parse_script
+
+    with pytest.raises(ScriptError, match="chunkDelayMs or chunksPerSecond"):
+        parse_script({"turns": [{"text": "a", "chunkDelayMs": 1, "chunksPerSecond": 10}]})
