@@ -42,6 +42,8 @@ TINY_RUNS = {
     "bench_bundle": ["--starts", "2"],
     # Downloads a file over loopback HTTP through the updater's verifier, and runs sha256sum.
     "bench_update_verify": ["--size-mb", "8", "--runs", "1"],
+    # The desktop's window code offscreen, with the real local backend and runtime processes.
+    "bench_desktop": ["--seconds", "0.5", "--messages", "200", "--starts", "1"],
 }
 
 
