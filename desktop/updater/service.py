@@ -45,7 +45,7 @@ from desktop.updater.health import DEFAULT_HEALTH_TIMEOUT, check_health
 from desktop.updater.install import Installer
 from desktop.updater.keys import PINNED_ROOT_KEYS
 from desktop.updater.layout import InstallLayout, default_root
-from desktop.updater.manifest import Choice, choose_release, fetch_manifest, trusted_manifest
+from desktop.updater.manifest import Choice, Offer, choose_release, fetch_manifest, trusted_manifest
 
 __all__ = [
     "UpdateProgress",
@@ -202,6 +202,14 @@ class UpdateService:
             status = UpdateStatus.NOT_OFFERED if choice.code == "not_offered" else UpdateStatus.UP_TO_DATE
             return UpdateResult(status, choice.message)
 
+        try:
+            return await self._install(client, offer, report, rolled_back)
+        except UpdateError as exc:
+            return self._result_of(exc, offer.version)
+
+    async def _install(
+        self, client: httpx.AsyncClient, offer: Offer, report: ProgressHandler, rolled_back: list[str]
+    ) -> UpdateResult:
         assert self.platform is not None
         version = offer.version
         archive = self.layout.downloads / bundle_file_name(version, self.platform)
@@ -295,11 +303,11 @@ class UpdateService:
         # Redirects are fine (a CDN, S3): what is trusted is the signed hash, not the address.
         return httpx.AsyncClient(follow_redirects=True, max_redirects=5, transport=self.transport)
 
-    def _result_of(self, error: UpdateError) -> UpdateResult:
-        refused = isinstance(error, BundleRejected | HealthCheckFailed) or (
-            isinstance(error, ManifestRejected) and error.code not in ("unreachable", "http_status")
+    def _result_of(self, error: UpdateError, version: str | None = None) -> UpdateResult:
+        # Network and disk trouble is retried at the next check; everything else is a refusal.
+        trouble = isinstance(error, DownloadFailed | InstallFailed) or (
+            isinstance(error, ManifestRejected) and error.code in ("unreachable", "http_status")
         )
-        failed = isinstance(error, DownloadFailed | InstallFailed) or not refused
-        status = UpdateStatus.FAILED if failed else UpdateStatus.REJECTED
-        (logger.warning if failed else logger.error)("runtime update %s: %s", status.value, error)
-        return UpdateResult(status, str(error), code=error.code)
+        status = UpdateStatus.FAILED if trouble else UpdateStatus.REJECTED
+        (logger.warning if trouble else logger.error)("runtime update %s: %s", status.value, error)
+        return UpdateResult(status, str(error), version=version, code=error.code)

@@ -292,7 +292,9 @@ async def test_a_runtime_that_fails_its_health_check_is_marked_bad_and_never_ret
     archive = build_bundle(site.directory, NEW, launcher=launcher)
     site.publish([site.release(NEW, archive)], manifest_version=6)
 
-    refused(await make_service(health_timeout=1.0).update(), code, words)
+    result = await make_service(health_timeout=1.0).update()
+    refused(result, code, words)
+    assert result.version == NEW
 
     await assert_previous_runtime_active(installed, bundled)
     assert not (installed / "versions" / NEW).exists()
