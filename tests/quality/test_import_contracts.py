@@ -22,6 +22,9 @@ PACKAGES = [
     "desktop/launch",
     "desktop/ipc",
     "desktop/updater",
+    "desktop/conversation",
+    "desktop/app",
+    "desktop/supervision",
     "backend",
     "agent_runtime",
     "agent_runtime/agent_host",
@@ -66,6 +69,7 @@ VIOLATIONS = {
     "boto3-only-in-the-aws-store": ("backend/common/bad.py", "import boto3\n"),
     "release-tooling-stands-alone": ("cowork_release/bad.py", "import agent_runtime\n"),
     "updater-logic-is-qt-free": ("desktop/updater/bad.py", "from PySide6 import QtCore\n"),
+    "conversation-logic-is-qt-free": ("desktop/conversation/bad.py", "import desktop.supervision\n"),
 }
 
 
