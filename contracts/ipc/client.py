@@ -271,6 +271,7 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
     def __init__(self, on_stderr: Callable[[bytes], None] | None, exited: asyncio.Future[int]) -> None:
         self._client: JsonRpcClient | None = None
         self._early: list[bytes] = []
+        self._early_loss: tuple[Exception | None] | None = None
         self._on_stderr = on_stderr
         self._transport: asyncio.SubprocessTransport | None = None
         self.exited = exited
@@ -289,6 +290,10 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
         for data in self._early:
             client.feed(data)
         self._early.clear()
+        if self._early_loss is not None:
+            # The child closed its stdout (died at once, say) before the client existed: without this
+            # the first call would wait for its timeout instead of failing with ConnectionClosed.
+            client.lost(self._early_loss[0])
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == 2:
@@ -300,7 +305,11 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
             self._client.feed(data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1 and self._client is not None:
+        if fd != 1:
+            return
+        if self._client is None:
+            self._early_loss = (exc,)
+        else:
             self._client.lost(exc)
 
     def pause_writing(self) -> None:

@@ -220,6 +220,18 @@ async def test_stdio_mode_serves_the_same_methods_and_stray_prints_do_not_corrup
     assert b"a stray print" in b"".join(stderr)
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell closes its stdout")
+async def test_a_child_that_closes_its_stdout_at_once_fails_the_first_call_without_waiting() -> None:
+    # The end of its output may arrive before the client is attached; it must not be lost.
+    client, process = await ChildProcess.spawn(["/bin/sh", "-c", "exec 1>&-; sleep 30"])
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(ConnectionClosed):
+        await client.call("anything", timeout=20)
+    assert asyncio.get_running_loop().time() - started < 5
+    process.kill()
+    await process.wait()
+
+
 async def test_a_slow_request_does_not_hold_up_a_quick_one() -> None:
     async with raw_peer() as peer:
         await peer.send_json({"jsonrpc": "2.0", "id": "slow", "method": "sleep", "params": {"seconds": 1}})
