@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-__all__ = ["Composer", "PromptEdit"]
+__all__ = ["MAX_LINES", "MIN_LINES", "Composer", "PromptEdit"]
+
+MIN_LINES = 3
+MAX_LINES = 10
 
 
 class PromptEdit(QPlainTextEdit):
@@ -18,10 +21,20 @@ class PromptEdit(QPlainTextEdit):
         super().__init__(parent)
         self.setPlaceholderText("Ask Cowork to do something… (Ctrl+Enter to send)")
         self.setTabChangesFocus(True)
-        self.setMaximumHeight(160)
-        self.setMinimumHeight(64)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.textChanged.connect(self._changed)
+        self.textChanged.connect(self._fit)
         self._was_empty = True
+        self._fit()
+
+    def _fit(self) -> None:
+        # As tall as its text, from MIN_LINES to MAX_LINES: the conversation keeps the room.
+        lines = max(MIN_LINES, min(MAX_LINES, int(self.document().size().height())))
+        margins = self.contentsMargins()
+        frame = 2 * self.frameWidth() + 2 * int(self.document().documentMargin())
+        self.setFixedHeight(
+            lines * self.fontMetrics().lineSpacing() + frame + margins.top() + margins.bottom()
+        )
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)

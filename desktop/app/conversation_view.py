@@ -58,6 +58,7 @@ class ConversationView(QScrollArea):
         self._layout.addStretch(1)
         self.setWidget(body)
         self._state: ConversationState | None = None
+        self._folder: str | None = None
         self._widgets: OrderedDict[int, ItemWidget] = OrderedDict()
         self._first = 0  # index in state.items of the first item with a widget
         self._dirty: dict[int, ItemWidget] = {}
@@ -86,9 +87,11 @@ class ConversationView(QScrollArea):
     def widgets(self) -> list[ItemWidget]:
         return list(self._widgets.values())
 
-    def show_state(self, state: ConversationState | None) -> None:
+    def show_state(self, state: ConversationState | None, folder: str | None = None) -> None:
+        """Show ``state``; ``folder`` (the project's) makes the paths in tool rows relative to it."""
         if self._state is state:
             return
+        self._folder = folder
         if self._state is not None:
             self._state.unsubscribe(self)
         self._state = state
@@ -138,7 +141,7 @@ class ConversationView(QScrollArea):
         self._draw()
 
     def _append(self, item: Item) -> None:
-        widget = widget_for(item)
+        widget = widget_for(item, self._folder)
         if isinstance(widget, NoticeView):
             widget.action_triggered.connect(self.action_triggered.emit)
         self._widgets[item.key] = widget
@@ -174,7 +177,7 @@ class ConversationView(QScrollArea):
             return
         start = max(0, self._first - FIRST_SHOWN)
         earlier = state.items[start : self._first]
-        widgets = [widget_for(item) for item in earlier]
+        widgets = [widget_for(item, self._folder) for item in earlier]
         for offset, (item, widget) in enumerate(zip(earlier, widgets, strict=True)):
             if isinstance(widget, NoticeView):
                 widget.action_triggered.connect(self.action_triggered.emit)

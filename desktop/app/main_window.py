@@ -355,7 +355,7 @@ class MainWindow(QMainWindow):
         self._observed = session
         if session is not None:
             session.state.subscribe(self)
-        self.view.show_state(session.state if session else None)
+        self.view.show_state(session.state if session else None, session.folder if session else None)
         if self.workbench is not None:
             self.sidebar.select(self.workbench.key_of(session) if session else None)
         self._refresh_view()

@@ -58,6 +58,8 @@ __all__ = [
 
 FULL_REDRAW_CHARS = 64 * 1024
 """Answers up to this size are drawn once more from their whole text when the stream ends."""
+OUTPUT_LINES = 14
+"""The most lines a tool's output shows before it scrolls."""
 
 TONE_COLOURS = {Tone.INFO: None, Tone.WARNING: "#b26a00", Tone.ERROR: "#c62828"}
 _STATE_MARKS = {
@@ -246,8 +248,9 @@ def _append_markdown(document: QTextDocument, markdown: str) -> None:
 class ToolRowView(ItemWidget):
     """``✓ WriteFile  /project/notes.md  · 12 ms``; a click shows what the tool said."""
 
-    def __init__(self, item: ToolCallRow, parent: QWidget | None = None) -> None:
+    def __init__(self, item: ToolCallRow, root: str | None = None, parent: QWidget | None = None) -> None:
         super().__init__(item, parent)
+        self._root = root.rstrip("/\\") if root else None
         self.setObjectName("toolRow")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 1, 10, 1)
@@ -264,7 +267,6 @@ class ToolRowView(ItemWidget):
         self.output.setReadOnly(True)
         self.output.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.output.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.output.setMaximumHeight(220)
         self.output.hide()
         layout.addWidget(self.header)
         layout.addWidget(self.output)
@@ -278,7 +280,7 @@ class ToolRowView(ItemWidget):
     def refresh(self) -> None:
         row = self.row
         mark, words = _STATE_MARKS[row.state]
-        target = row.target or ""
+        target = _relative(row.target or "", self._root)
         if len(target) > 90:
             target = target[:60] + "…" + target[-29:]
         duration = f" · {_duration(row.duration_ms)}" if row.duration_ms is not None else ""
@@ -302,6 +304,16 @@ class ToolRowView(ItemWidget):
         text = self.row.output or ("(running…)" if not self.row.finished else "(no output)")
         if self.output.toPlainText() != text:
             self.output.setPlainText(text)
+            lines = min(OUTPUT_LINES, text.count("\n") + 1)
+            frame = 2 * self.output.frameWidth() + 8
+            self.output.setFixedHeight((lines + 1) * self.output.fontMetrics().lineSpacing() + frame)
+
+
+def _relative(target: str, root: str | None) -> str:
+    """A path inside the project folder, as the user thinks of it: relative to the folder."""
+    if root and len(target) > len(root) + 1 and target.startswith(root) and target[len(root)] in "/\\":
+        return target[len(root) + 1 :]
+    return target
 
 
 def _duration(ms: int) -> str:
@@ -344,11 +356,12 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def widget_for(item: Item) -> ItemWidget:
+def widget_for(item: Item, root: str | None = None) -> ItemWidget:
+    """The widget for ``item``; ``root`` is the conversation's project folder, if any."""
     if isinstance(item, AssistantMessage):
         return AssistantView(item)
     if isinstance(item, ToolCallRow):
-        return ToolRowView(item)
+        return ToolRowView(item, root)
     if isinstance(item, UserMessage):
         return UserView(item)
     return NoticeView(item)

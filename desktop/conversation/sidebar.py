@@ -70,7 +70,8 @@ def title_of(messages: Iterable[Mapping[str, Any]]) -> str:
         if message.get("role") != "user":
             continue
         for line in str(message.get("content") or "").splitlines():
-            text = " ".join(line.split())
+            # Markdown's marks would only clutter a title.
+            text = " ".join(line.replace("`", "").replace("**", "").split())
             if text:
                 return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
     return "Conversation"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from desktop.app.bootstrap import DesktopApp
@@ -133,12 +134,10 @@ def notices(window: MainWindow) -> list[NoticeView]:
 
 def type_and_send(window: MainWindow, text: str) -> None:
     """What a user does: type into the composer, press Ctrl+Enter."""
-    from pytestqt.qtbot import QtBot
-
     edit = window.composer.edit
     edit.setFocus()
     edit.setPlainText(text)
-    QtBot.keyClick(edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClick(edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
 
 
 def sidebar_titles(window: MainWindow) -> list[tuple[str, list[str]]]:

@@ -79,7 +79,9 @@ def test_a_prompt_streams_asks_approval_writes_and_shows_the_diff_and_the_histor
                 assert assistant_texts(window)[-1] == "The README is written."
                 [row] = tool_rows(window)
                 assert row.startswith("✓  WriteFile")
-                assert str(workspace / "README.md") in row
+                assert row.split("  ")[2].startswith("README.md · "), (
+                    "a path in the project is shown relative to it"
+                )
                 # The patch preview, from the notice's link.
                 review = next(n for n in notices(window) if "review" in n.text.text())
                 review.action_triggered.emit("review_changes")
