@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import qasync
-from platformdirs import user_log_dir
+from platformdirs import user_data_dir, user_log_dir
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt, qVersion
 from PySide6.QtWidgets import QApplication
@@ -34,6 +34,8 @@ from desktop.approval.queue import ApprovalQueue
 from desktop.conversation.banners import BannerAction
 from desktop.conversation.controller import CallRunner
 from desktop.conversation.history_client import HistoryClient
+from desktop.conversation.items import Tone
+from desktop.conversation.journal import SessionJournal
 from desktop.conversation.session import Identity, TaskDefaults
 from desktop.conversation.workbench import Workbench
 from desktop.launch.errors import LaunchError
@@ -75,6 +77,11 @@ def runtime_version(environ: Mapping[str, str]) -> str:
 
 def log_dir() -> Path:
     return Path(user_log_dir("Cowork", appauthor=False))
+
+
+def journal_path() -> Path:
+    """Where the window notes its open sessions (:mod:`desktop.conversation.journal`)."""
+    return Path(user_data_dir("Cowork", appauthor=False)) / "desktop" / "open-sessions.json"
 
 
 class _JsonLines(logging.Formatter):
@@ -130,6 +137,7 @@ class DesktopApp:
         self.environ = environ
         self.logs = logs
         self.window: MainWindow | None = None
+        self._backend_url = ""
 
     async def run(self) -> int:
         app = QApplication.instance()
@@ -169,6 +177,7 @@ class DesktopApp:
         except SettingsError as exc:
             window.show_problem(f"{exc} Open Settings to fix it.", BannerAction.SETTINGS)
             settings = AppSettings()
+        self._backend_url = settings.backend_url
 
         def defaults() -> TaskDefaults:
             with contextlib.suppress(SettingsError):
@@ -211,10 +220,12 @@ class DesktopApp:
                     ),
                     approvals=approvals,
                     defaults=defaults,
+                    journal=SessionJournal(journal_path()),
                 )
                 dialog = ApprovalDialog(approvals, window, session_label=lambda sid: _label(workbench, sid))
                 dialog.decided.connect(workbench.approve)
                 window.attach(workbench, dialog)
+                runner.run("reopen the interrupted conversations", workbench.restore_interrupted())
                 await closed
                 await self._close(workbench, runner)
         except LaunchError as exc:
@@ -243,7 +254,18 @@ class DesktopApp:
         assert self.window is not None
         dialog = SettingsDialog(store, self.window, environ=self.environ)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        dialog.saved.connect(self._settings_saved)
         dialog.open()
+
+    def _settings_saved(self, settings: AppSettings) -> None:
+        # The gateway and the task defaults are read at each runtime start and each task; the
+        # backend every runtime talks to is chosen once, when the app starts.
+        if self.window is not None and settings.backend_url != self._backend_url:
+            self.window.show_problem(
+                "Settings saved. Restart Cowork to switch to the new backend; new conversations use the"
+                " new model settings now.",
+                tone=Tone.INFO,
+            )
 
 
 def _label(workbench: Workbench, session_id: str) -> str:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -68,7 +69,8 @@ class ConversationView(QScrollArea):
         self._frame.timeout.connect(self._draw)
         self._follow = True
         self.frames = 0
-        """Frames drawn (for the benchmark: chunks per frame)."""
+        self.drawing_s = 0.0
+        """Frames drawn and the time spent drawing them (for the benchmark)."""
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._scrolled)
         bar.rangeChanged.connect(self._range_changed)
@@ -130,10 +132,12 @@ class ConversationView(QScrollArea):
     # ------------------------------------------------------------------ drawing
 
     def _draw(self) -> None:
+        started = time.perf_counter()
         dirty, self._dirty = self._dirty, {}
         for widget in dirty.values():
             widget.refresh()
         self.frames += 1
+        self.drawing_s += time.perf_counter() - started
 
     def flush(self) -> None:
         """Draw what is marked now (tests, screenshots)."""

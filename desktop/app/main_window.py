@@ -234,9 +234,9 @@ class MainWindow(QMainWindow):
             self._app_banner = banner
             self._refresh_view()
 
-    def show_problem(self, text: str, action: BannerAction | None = None) -> None:
+    def show_problem(self, text: str, action: BannerAction | None = None, tone: Tone = Tone.ERROR) -> None:
         """A problem of the app itself (the backend did not start, nothing is configured)."""
-        self._app_banner = Banner(text, Tone.ERROR, action)
+        self._app_banner = Banner(text, tone, action)
         self._refresh_view()
 
     # ------------------------------------------------------------------ actions

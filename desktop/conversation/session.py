@@ -36,6 +36,7 @@ from desktop.conversation.banners import (
 )
 from desktop.conversation.errors import ConversationError
 from desktop.conversation.items import Tone
+from desktop.conversation.journal import OpenSession, SessionJournal
 from desktop.conversation.state import ConversationState
 
 __all__ = [
@@ -78,8 +79,9 @@ class RuntimeConnection(Protocol):
 
     async def call(self, method: str, params: Any = None, *, timeout: float = 30.0) -> Any: ...
 
-    async def stop(self, *, shutdown: bool) -> None:
-        """``Shutdown`` first when asked (and connected), then end the process for sure; never raises."""
+    async def stop(self, *, shutdown: bool) -> bool:
+        """``Shutdown`` first when asked (and connected), then end the process for sure; never raises.
+        True when the runtime answered ``Shutdown`` (the session ended in order, its checkpoint gone)."""
 
 
 class RuntimeLauncher(Protocol):
@@ -168,8 +170,12 @@ class ConversationSession:
         defaults: Callable[[], TaskDefaults] = TaskDefaults,
         history: Mapping[str, Any] | None = None,
         fetch_history: HistoryFetcher | None = None,
+        journal: SessionJournal | None = None,
+        interrupted: OpenSession | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``history``: a past conversation to continue in a new session; ``interrupted``: a session a
+        crash left open, to resume from its checkpoint; ``journal`` keeps the open sessions on disk."""
         self.state = state
         self.folder = folder
         self._launcher = launcher
@@ -183,8 +189,9 @@ class ConversationSession:
         self._starting: asyncio.Future[None] | None = None
         self._budget = RestartBudget()
         self.phase = Phase.IDLE
-        self.session_id: str | None = None
-        self.workspace_id: str | None = None
+        self._journal = journal
+        self.session_id: str | None = interrupted.session_id if interrupted else None
+        self.workspace_id: str | None = interrupted.workspace_id if interrupted else None
         self.earlier_sessions: set[str] = set()
         """Sessions this conversation was, before it continued in the current one."""
         if history is not None:
@@ -253,6 +260,8 @@ class ConversationSession:
             raise
         self.session_id = str(created["sessionId"])
         self.workspace_id = str(created["workspaceId"])
+        if self._journal is not None:
+            self._journal.add(self.session_id, self.workspace_id, self.folder)
         self.phase = Phase.READY
         self.state.set_session(str(created.get("sessionStatus") or "SESSION_RUNNING"))
         await self._sync_state()
@@ -278,12 +287,14 @@ class ConversationSession:
         if self._connection is None or self.session_id is None:
             return
         with contextlib.suppress(RpcCallError, ConnectionClosed, TimeoutError):
+            asked = self.state.events_seen
             state = await self._connection.call("GetSessionState", {"sessionId": self.session_id})
             self.state.set_session(
                 state.get("sessionStatus"),
                 state.get("task"),
                 tokens_used=state.get("sessionTokensUsed"),
                 token_limit=state.get("maxSessionTokens"),
+                asked_after=asked,
             )
 
     # ------------------------------------------------------------------ events
@@ -341,8 +352,9 @@ class ConversationSession:
         if self._connection is None:
             await self.recover()
             return
+        asked = self.state.events_seen
         result = await self._require().call("ResumeSession", {"sessionId": self.session_id}, timeout=60)
-        self.state.set_session(result.get("sessionStatus"), result.get("task"))
+        self.state.set_session(result.get("sessionStatus"), result.get("task"), asked_after=asked)
         self.state.set_banner(None)
 
     async def approve(self, approval_id: str, decision: str, scope: str, reason: str) -> None:
@@ -398,7 +410,10 @@ class ConversationSession:
         self._connection = None
         if self.session_id is not None:
             self._approvals.discard_session(self.session_id)
-        await connection.stop(shutdown=shutdown)
+        ended = await connection.stop(shutdown=shutdown)
+        if ended and self.session_id is not None and self._journal is not None:
+            # Ended in order: nothing is left to resume. Otherwise the next start offers to.
+            self._journal.remove(self.session_id)
 
     def _require(self) -> RuntimeConnection:
         if self._connection is None or self.phase is not Phase.READY:
@@ -446,6 +461,7 @@ class ConversationSession:
         if by_user:
             self._budget.reset()
         self.phase = Phase.RECOVERING
+        asked = self.state.events_seen
         try:
             connection = await self._launch()
             try:
@@ -460,6 +476,8 @@ class ConversationSession:
             self.phase = Phase.BROKEN
             message = exc.data.message if exc.data is not None else exc.rpc_message
             if exc.error_code in (ErrorCode.SESSION_NOT_FOUND, ErrorCode.SESSION_EXPIRED):
+                if self._journal is not None:
+                    self._journal.remove(self.session_id)
                 raise ConversationError(
                     f"{message.rstrip('.')}. Continue in a new session: its history comes along.",
                     BannerAction.NEW_SESSION,
@@ -474,7 +492,7 @@ class ConversationSession:
                 runtime_not_recovered_banner(why).text, BannerAction.RESTART_RUNTIME
             ) from exc
         self.phase = Phase.READY
-        self.state.set_session(result.get("sessionStatus"), result.get("task"))
+        self.state.set_session(result.get("sessionStatus"), result.get("task"), asked_after=asked)
         task = result.get("task") or {}
         step = f" at step {task.get('stepCount')}" if task.get("stepCount") else ""
         self.state.set_banner(None)

@@ -129,6 +129,8 @@ class ConversationState:
         self.tokens_used: int | None = None
         self.token_limit: int | None = None
         self.banner: Banner | None = None
+        self.events_seen = 0
+        """Events applied so far: a call's answer older than the last event must not undo it."""
         self._next_key = 0
         self._observers: list[StateObserver] = []
         self._assistant: AssistantMessage | None = None
@@ -231,8 +233,18 @@ class ConversationState:
         *,
         tokens_used: int | None = None,
         token_limit: int | None = None,
+        asked_after: int | None = None,
     ) -> None:
-        """What CreateSession, ResumeSession or GetSessionState said (both levels, seed 000 §3.3)."""
+        """What CreateSession, ResumeSession or GetSessionState said (both levels, seed 000 §3.3).
+
+        ``asked_after``: :attr:`events_seen` when the call was made. An answer is read after the
+        events the runtime sent behind it, so when events arrived meanwhile they are newer than the
+        answer and the state they made stands."""
+        if asked_after is not None and asked_after != self.events_seen:
+            if token_limit is not None and self.token_limit is None:
+                self.token_limit = token_limit
+            self._status_changed()
+            return
         if session_status is not None:
             self.session_status = session_status
         if task:
@@ -299,6 +311,7 @@ class ConversationState:
 
     def apply(self, event: Mapping[str, Any]) -> None:
         """One ``SessionEvent`` (its params, as the wire carries them). Unknown types are ignored."""
+        self.events_seen += 1
         handler = self._handlers.get(str(event.get("eventType")))
         if handler is None:
             return
@@ -416,7 +429,17 @@ class ConversationState:
             str(payload.get("toolName")), event.get("stepId")
         )
         if row is None:
-            return
+            # A call requested before this window saw the session (resumed after a crash): its end
+            # still deserves a row.
+            row = ToolCallRow(
+                self._key(),
+                str(payload.get("toolName") or "tool"),
+                tool_call_id=payload.get("toolCallId"),
+                step_id=event.get("stepId"),
+            )
+            if row.tool_call_id:
+                self._tools_by_call[row.tool_call_id] = row
+            self._added(row)
         row.state = _tool_state(payload.get("status"))
         row.duration_ms = _int(payload.get("latencyMs"), 0)
         error = payload.get("error")

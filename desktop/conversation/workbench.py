@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from desktop.conversation.banners import BannerAction
+from desktop.conversation.banners import Banner, BannerAction
 from desktop.conversation.controller import CallRunner, Control
 from desktop.conversation.errors import ConversationError
 from desktop.conversation.history_client import HistoryClient
-from desktop.conversation.items import UserMessage
+from desktop.conversation.items import Tone, UserMessage
+from desktop.conversation.journal import OpenSession, SessionJournal
 from desktop.conversation.session import (
     ApprovalSink,
     ConversationSession,
@@ -59,8 +60,10 @@ class Workbench:
         identity: Identity,
         approvals: ApprovalSink,
         defaults: Callable[[], TaskDefaults] = TaskDefaults,
+        journal: SessionJournal | None = None,
     ) -> None:
         self.runner = runner
+        self._journal = journal
         self._launcher = launcher
         self._history = history
         self._identity = identity
@@ -181,7 +184,12 @@ class Workbench:
         return session
 
     def _add(
-        self, state: ConversationState, folder: str | None, *, history: dict[str, Any] | None
+        self,
+        state: ConversationState,
+        folder: str | None,
+        *,
+        history: dict[str, Any] | None,
+        interrupted: OpenSession | None = None,
     ) -> ConversationSession:
         session = ConversationSession(
             state=state,
@@ -192,12 +200,42 @@ class Workbench:
             defaults=self._defaults,
             history=history,
             fetch_history=self._fetch_history,
+            journal=self._journal,
+            interrupted=interrupted,
         )
         session.on_lost = self._recover
         session.on_task_ended = self._task_ended
         self._open.append(_Open(f"{OPEN_PREFIX}{next(self._numbers)}", session, datetime.now(UTC)))
         self._rebuild()
         return session
+
+    async def restore_interrupted(self) -> int:
+        """Open the conversations a crash of the desktop left running (seed 004 scenario A): each
+        shows what its history holds and offers to resume from its checkpoint. Their number."""
+        if self._journal is None:
+            return 0
+        entries = self._journal.interrupted()
+        for entry in entries:
+            state = ConversationState()
+            try:
+                history = await self._history.history(entry.workspace_id, entry.session_id)
+            except Exception as exc:  # the offer to resume matters more than the history shown
+                logger.warning("no history for interrupted session %s: %s", entry.session_id, exc)
+                history = None
+            if history is not None:
+                state.load_history([message.to_wire() for message in history.messages])
+            state.set_banner(
+                Banner(
+                    "Cowork closed while this conversation was running. Resume to go on from its last"
+                    " checkpoint.",
+                    Tone.WARNING,
+                    BannerAction.RESUME,
+                )
+            )
+            session = self._add(state, entry.folder, history=None, interrupted=entry)
+            if self.current is None:
+                self._show(session)
+        return len(entries)
 
     def _show(self, session: ConversationSession) -> None:
         if self.current is session:
@@ -315,4 +353,4 @@ def _title(state: ConversationState) -> str:
     for item in state.items:
         if isinstance(item, UserMessage):
             return title_of([{"role": "user", "content": item.text}])
-    return "New conversation"
+    return "Interrupted conversation" if state.banner is not None else "New conversation"

@@ -160,13 +160,16 @@ class RuntimeProcess(QObject):
 
     # ------------------------------------------------------------------ stopping
 
-    async def stop(self, *, shutdown: bool) -> None:
-        """``Shutdown`` when asked, then the process's end — waited for, forced if need be."""
+    async def stop(self, *, shutdown: bool) -> bool:
+        """``Shutdown`` when asked, then the process's end — waited for, forced if need be. True when
+        the runtime answered ``Shutdown``."""
         self._stopping = True
         client = self._client
+        ended = False
         if shutdown and client is not None and not client.closed:
             with contextlib.suppress(RpcCallError, ConnectionClosed, TimeoutError):
                 await client.call("Shutdown", {}, timeout=SHUTDOWN_TIMEOUT_S)
+                ended = True
         if client is not None:
             client.shut("the desktop closed the conversation")
         if self.running:
@@ -181,6 +184,7 @@ class RuntimeProcess(QObject):
                         await asyncio.shield(self._exited)
         if self._server is not None:
             self._server.close()
+        return ended
 
     def kill(self) -> None:
         """End the process at once (the window is going away and cannot wait)."""

@@ -246,3 +246,73 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_a_conversation_running_when_the_desktop_crashed_is_offered_and_resumed_at_the_next_start(
+    run: Run[None], backend: Backend, workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    import psutil
+
+    from tests.support.peers import REPO_ROOT
+
+    started, go = tmp_path / "started", tmp_path / "go"
+    script = [
+        tool_call("RunCommand", "r1", command=held_command(started, go)),
+        {"text": "Picked up where it stopped."},
+    ]
+    with ScriptedGatewayThread({"turns": script}) as gateway:
+        env = app_environment(home, backend, gateway.url)
+        config = {
+            "env": env,
+            "logs": str(home / "logs"),
+            "folder": str(workspace),
+            "prompt": "Run the long job",
+            "started": str(started),
+        }
+        with subprocess.Popen(
+            [sys.executable, "-m", "tests.desktop.app.crashing_app", json.dumps(config)],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        ) as desktop:
+            assert desktop.stdout is not None
+            assert desktop.stdout.readline().strip() == "ready"
+            runtimes = [
+                p for p in psutil.Process(desktop.pid).children() if "agent_runtime" in " ".join(p.cmdline())
+            ]
+            desktop.kill()  # the desktop crashes: no Shutdown, the runtime keeps its checkpoint
+            desktop.wait(timeout=10)
+        psutil.wait_procs(runtimes, timeout=15)
+        go.touch()
+
+        async def scenario() -> None:
+            async with running_app(env, home / "logs") as window:
+                await eventually(
+                    lambda: "Cowork closed while this conversation was running" in window.banner.text.text(),
+                    what="the offer to resume",
+                    window=window,
+                )
+                assert window.banner.action_button.text() == "Resume"
+                window.banner.action_button.click()
+                await eventually(
+                    lambda: current(window).state.status.task == "TASK_COMPLETED",
+                    timeout=30,
+                    what="the resumed task",
+                    window=window,
+                )
+                assert assistant_texts(window)[-1] == "Picked up where it stopped."
+                assert any("result is unknown" in (row or "") for row in [r.output for r in _rows(window)]), (
+                    "the interrupted call is said to be interrupted"
+                )
+
+        run(scenario())
+
+
+def _rows(window: object) -> list:  # type: ignore[type-arg]
+    from desktop.conversation.items import ToolCallRow
+
+    return [item for item in current(window).state.items if isinstance(item, ToolCallRow)]  # type: ignore[arg-type]

@@ -266,6 +266,46 @@ def test_unknown_events_and_malformed_payloads_are_ignored() -> None:
         {"eventType": "something_new", "payload": {}},
         {"eventType": "text_chunk", "payload": "not an object"},
         {"eventType": "text_chunk", "payload": {"text": 5}},
-        {"eventType": "tool_completed", "payload": {"toolCallId": "nope"}},
     )
     assert state.items == []
+
+
+def test_the_end_of_a_call_requested_before_the_window_saw_the_session_still_gets_a_row() -> None:
+    state, _ = applied(
+        event(
+            "tool_completed",
+            {
+                "toolName": "RunCommand",
+                "toolCallId": "r1",
+                "status": "failed",
+                "latencyMs": 0,
+                "error": {"code": "TOOL_EXECUTION_FAILED", "message": "Interrupted — result unknown."},
+            },
+        )
+    )
+    [row] = state.items
+    assert isinstance(row, ToolCallRow)
+    assert (row.tool_name, row.state, row.output) == (
+        "RunCommand",
+        ToolState.FAILED,
+        "Interrupted — result unknown.",
+    )
+
+
+def test_an_answer_read_after_newer_events_does_not_undo_them() -> None:
+    state, _ = applied(event("task_started", {"maxSteps": 10, "approvalMode": "always"}))
+    asked = state.events_seen
+    state.apply(event("task_completed", {"stepCount": 1}, step=None))
+    # The ResumeSession answer said "running" before the task ended; it arrives after the end.
+    state.set_session(
+        "SESSION_RUNNING",
+        {"taskId": "task_1", "status": "TASK_RUNNING", "stepCount": 0, "maxSteps": 10},
+        asked_after=asked,
+    )
+    assert state.status.task == "TASK_COMPLETED"
+    state.set_session(
+        "SESSION_RUNNING",
+        {"taskId": "task_2", "status": "IDLE", "stepCount": 0, "maxSteps": 10},
+        asked_after=state.events_seen,
+    )
+    assert state.status.task == "IDLE"
