@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 import uuid
 from collections import deque
@@ -230,7 +231,7 @@ class ConversationSession:
 
     async def _start(self) -> None:
         if self.session_id is not None:
-            await self.recover()  # a session exists: it continues from its checkpoint
+            await self._recover()  # a session exists: it continues from its checkpoint
             return
         self.phase = Phase.STARTING
         try:
@@ -273,7 +274,12 @@ class ConversationSession:
             if holder and holder[0] is self._connection:
                 self._lost(why)
 
-        connection = await self._launcher.launch(cwd=self.folder, on_event=self._on_event, on_lost=lost)
+        # A folder that is gone cannot be the runtime's working directory; CreateSession then says
+        # plainly that it is missing.
+        # (Asked on a thread: a folder on a network share can take its time to answer.)
+        exists = bool(self.folder) and await asyncio.to_thread(os.path.isdir, self.folder or "")
+        cwd = self.folder if exists else None
+        connection = await self._launcher.launch(cwd=cwd, on_event=self._on_event, on_lost=lost)
         holder.append(connection)
         self._connection = connection
         return connection
@@ -454,12 +460,14 @@ class ConversationSession:
             self.on_lost(self, why)
 
     async def recover(self, *, by_user: bool = False) -> None:
-        """A new runtime continues the session from its checkpoint (``ResumeSession``)."""
-        if self.session_id is None:
-            await self.ensure_started()
-            return
+        """A new runtime continues the session from its checkpoint (``ResumeSession``). It shares
+        the one start in progress with everyone else who needs the runtime, so there is never a
+        second one."""
         if by_user:
             self._budget.reset()
+        await self.ensure_started()
+
+    async def _recover(self) -> None:
         self.phase = Phase.RECOVERING
         asked = self.state.events_seen
         try:
@@ -476,7 +484,7 @@ class ConversationSession:
             self.phase = Phase.BROKEN
             message = exc.data.message if exc.data is not None else exc.rpc_message
             if exc.error_code in (ErrorCode.SESSION_NOT_FOUND, ErrorCode.SESSION_EXPIRED):
-                if self._journal is not None:
+                if self._journal is not None and self.session_id is not None:
                     self._journal.remove(self.session_id)
                 raise ConversationError(
                     f"{message.rstrip('.')}. Continue in a new session: its history comes along.",
