@@ -316,3 +316,33 @@ def _rows(window: object) -> list:  # type: ignore[type-arg]
     from desktop.conversation.items import ToolCallRow
 
     return [item for item in current(window).state.items if isinstance(item, ToolCallRow)]  # type: ignore[arg-type]
+
+
+def test_a_paused_session_says_why_and_resume_continues_the_task(
+    run: Run[None], backend: Backend, workspace: Path, home: Path
+) -> None:
+    failing = [{"kind": "error", "status": 503, "message": "gateway overloaded"}] * 4
+    script = [*failing, {"text": "Back on track."}]
+
+    async def scenario() -> None:
+        with ScriptedGatewayThread({"turns": script}) as gateway:
+            async with running_app(app_environment(home, backend, gateway.url), home / "logs") as window:
+                window.new_conversation(str(workspace))
+                type_and_send(window, "Say something")
+                await eventually(
+                    lambda: window.banner.isVisible() and "Paused" in window.banner.text.text(),
+                    what="the pause banner",
+                    window=window,
+                )
+                assert window.banner.action_button.text() == "Resume"
+                assert "Session paused" in window.status.state_label.text()
+                window.banner.action_button.click()
+                await eventually(
+                    lambda: current(window).state.status.task == "TASK_COMPLETED",
+                    what="the end",
+                    window=window,
+                )
+                assert assistant_texts(window) == ["Back on track."]
+                assert not window.banner.isVisible()
+
+    run(scenario())
