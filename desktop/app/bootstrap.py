@@ -17,14 +17,16 @@ import logging
 import logging.handlers
 import os
 import platform
+import signal
+import socket
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import qasync
 from platformdirs import user_data_dir, user_log_dir
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import Qt, qVersion
+from PySide6.QtCore import QSocketNotifier, Qt, qVersion
 from PySide6.QtWidgets import QApplication
 
 from desktop.app.main_window import AboutInfo, MainWindow
@@ -161,9 +163,11 @@ class DesktopApp:
 
         window.closing.connect(closing)
         window.show()
+        restore_signals = _close_on_termination(closing)
         try:
             await self._serve(window, closed)
         finally:
+            restore_signals()
             window.deleteLater()
         return 0
 
@@ -266,6 +270,44 @@ class DesktopApp:
                 " new model settings now.",
                 tone=Tone.INFO,
             )
+
+
+def _close_on_termination(close: Callable[[], None]) -> Callable[[], None]:
+    """SIGTERM (logout, system shutdown, ``kill``) and SIGINT close the app as its window's Close does:
+    runtimes get ``Shutdown`` and the embedded backend stops, instead of being left running.
+
+    Python runs a signal handler only once it gets control back, and an idle app waits inside Qt; the
+    wakeup socket's notifier wakes Qt so the handler runs at once. Returns what undoes it.
+    """
+    if sys.platform == "win32":  # no SIGTERM there; a console Ctrl-C is not how a window app ends
+        return lambda: None
+    loop = asyncio.get_running_loop()
+    wake_read, wake_write = socket.socketpair()
+    for end in (wake_read, wake_write):
+        end.setblocking(False)
+    notifier = QSocketNotifier(wake_read.fileno(), QSocketNotifier.Type.Read)
+    notifier.activated.connect(lambda: _drain(wake_read))
+    previous_fd = signal.set_wakeup_fd(wake_write.fileno())
+    previous = {
+        number: signal.signal(number, lambda *_: loop.call_soon_threadsafe(close))
+        for number in (signal.SIGTERM, signal.SIGINT)
+    }
+
+    def restore() -> None:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        signal.set_wakeup_fd(previous_fd)
+        notifier.setEnabled(False)
+        wake_read.close()
+        wake_write.close()
+
+    return restore
+
+
+def _drain(wake: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while wake.recv(512):
+            pass
 
 
 def _label(workbench: Workbench, session_id: str) -> str:

@@ -1,0 +1,39 @@
+"""The real ``cowork`` window ended by the system (SIGTERM at logout or shutdown, SIGINT from the
+terminal that started it) closes as its Close does: the embedded backend it started stops with it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.support.peers import REPO_ROOT
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_a_terminated_window_stops_the_embedded_backend_it_started(home: Path, number: int) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LLM_GATEWAY_ENDPOINT="http://127.0.0.1:9")
+    state = home / "data" / "Cowork" / "backend" / "backend.json"
+    with subprocess.Popen(
+        [sys.executable, "-m", "desktop"], cwd=REPO_ROOT, env=env, stderr=subprocess.PIPE, text=True
+    ) as window:
+        deadline = time.monotonic() + 60
+        while not state.exists():
+            assert window.poll() is None, window.communicate()[1]
+            assert time.monotonic() < deadline, "the embedded backend did not start"
+            time.sleep(0.05)
+        backend = psutil.Process(json.loads(state.read_text())["pid"])
+        window.send_signal(number)
+        assert window.wait(timeout=45) == 0, window.communicate()[1]
+    psutil.wait_procs([backend], timeout=15)
+    assert not backend.is_running()
+    assert not state.exists()
