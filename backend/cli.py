@@ -144,6 +144,9 @@ def _bind(host: str, port: int) -> socket.socket:
     try:
         if sys.platform != "win32":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Inherited by accepted connections: small responses leave at once rather than waiting for
+        # the client's delayed ACK (uvloop sets it anyway; asyncio's own loops do not on this socket).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         sock.listen(2048)
     except OSError as exc:

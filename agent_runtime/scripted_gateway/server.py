@@ -43,6 +43,10 @@ def bind(host: str, port: int) -> socket.socket:
     """A listening TCP socket; port 0 picks a free one."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.create_server((host, port), family=family, backlog=128)
+    # Accepted connections inherit it. asyncio sets TCP_NODELAY only on sockets it creates itself with
+    # IPPROTO_TCP, not on this one (proto 0): Nagle's algorithm then held back small SSE writes until
+    # the client's delayed ACK, and a 5,000 chunks/s stream arrived in bursts 40 ms apart.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setblocking(False)
     return sock
 

@@ -243,3 +243,13 @@ async def test_the_local_backend_purges_long_inactive_workspaces_after_it_starts
         assert await _stop(process) == 0
     assert report["workspaces"] == 1
     assert not (data / "artifacts" / "ws_stale").exists()
+
+
+def test_the_listening_socket_sends_small_responses_at_once() -> None:
+    import socket
+
+    from backend.cli import _bind
+
+    listener = _bind("127.0.0.1", 0)
+    with listener:
+        assert listener.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)

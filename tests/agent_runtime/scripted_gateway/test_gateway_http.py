@@ -304,3 +304,21 @@ def test_chunks_per_second_and_a_chunk_delay_do_not_go_together() -> None:
 
     with pytest.raises(ScriptError, match="chunkDelayMs or chunksPerSecond"):
         parse_script({"turns": [{"text": "a", "chunkDelayMs": 1, "chunksPerSecond": 10}]})
+
+
+def test_connections_to_the_gateway_send_small_writes_at_once() -> None:
+    # Without TCP_NODELAY a paced SSE stream arrived in bursts 40 ms apart (Nagle's algorithm waiting
+    # for the client's delayed ACK); accepted sockets inherit the listening socket's setting.
+    import socket
+
+    from agent_runtime.scripted_gateway.server import bind
+
+    listener = bind("127.0.0.1", 0)
+    try:
+        client = socket.create_connection(listener.getsockname()[:2])
+        listener.setblocking(True)
+        accepted, _ = listener.accept()
+        with client, accepted:
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        listener.close()
