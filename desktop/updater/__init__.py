@@ -10,10 +10,14 @@ Qt-free logic, one module per step:
   the bundle's inner file list;
 - ``install`` — side-by-side versions, the atomically switched pointer, rollback, clean-up;
 - ``health`` — a new runtime must start and answer on JSON-RPC in time, or it is marked bad;
-- ``crashloop`` — the process manager reports starts and exits; a crash-looping new version is
-  rolled back;
-- ``active`` — which runtime a new session starts (also the runtime bundled with the app);
-- ``service`` — ``UpdateService``: one whole round, with progress and one result;
+- ``crashloop`` — the process manager reports starts and exits (``CrashLoopWatch``); a
+  crash-looping new version is rolled back;
+- ``active`` — which runtime a new session starts (also the runtime bundled with the app, and
+  where the installer's ``update.json`` lives);
+- ``config`` — whether and where the app checks: ``update.json``, ``COWORK_UPDATE_MANIFEST_URL``,
+  ``COWORK_UPDATE_CHANNEL``;
+- ``service`` — ``UpdateService``: one whole round, with progress and one result (``outcome``);
+- ``indicator`` — that progress and result as the window's one-line note;
 - ``qt`` — the thin Qt adapter for the window: schedule, progress and result signals.
 
 Nothing is imported here: ``active`` sits on the path of every runtime start and must stay cheap.

@@ -5,7 +5,9 @@ bundled inside the desktop installer". Both hold: until the first update is acti
 every installed version is gone or marked bad — the runtime bundled with the app is used.
 
 The bundled runtime has the layout of an installed version (an unpacked bundle: ``cowork-files.json``
-beside the ``agent-runtime/`` tree) and lives at :func:`bundled_runtime_dir`.
+beside the ``agent-runtime/`` tree) and lives at :func:`bundled_runtime_dir`; the installer's update
+settings (``update.json``, read by ``desktop.updater.config``) live beside it, at
+:func:`update_config_file`.
 
 This module runs before every runtime start (``desktop.launch.runtime.runtime_command`` when frozen),
 so it reads two small JSON files and imports nothing beyond the standard library and platformdirs.
@@ -30,14 +32,18 @@ from desktop.updater.layout import (
 
 __all__ = [
     "BUNDLED_DIR_NAME",
+    "UPDATE_CONFIG_NAME",
     "ActiveRuntime",
     "NoRuntimeAvailable",
     "active_runtime",
+    "app_resources_dir",
     "bundled_runtime",
     "bundled_runtime_dir",
+    "update_config_file",
 ]
 
 BUNDLED_DIR_NAME = "runtime"
+UPDATE_CONFIG_NAME = "update.json"
 
 Source = Literal["installed", "previous", "bundled"]
 
@@ -59,13 +65,24 @@ class ActiveRuntime:
         return [str(self.executable)]
 
 
-def bundled_runtime_dir(app_executable: str | None = None) -> Path:
-    """Where the installer puts the runtime bundled with the app: a ``runtime`` directory beside the
-    frozen app's program (Windows, Linux), or in ``Contents/Resources`` of the macOS ``.app``."""
+def app_resources_dir(app_executable: str | None = None) -> Path:
+    """Where the installer puts what ships beside the frozen app: the directory of its program
+    (Windows, Linux), or ``Contents/Resources`` of the macOS ``.app``."""
     program = Path(app_executable or sys.executable).resolve()
     if program.parent.name == "MacOS" and program.parent.parent.name == "Contents":
-        return program.parent.parent / "Resources" / BUNDLED_DIR_NAME
-    return program.parent / BUNDLED_DIR_NAME
+        return program.parent.parent / "Resources"
+    return program.parent
+
+
+def bundled_runtime_dir(app_executable: str | None = None) -> Path:
+    """The runtime bundled with the app: a ``runtime`` directory in :func:`app_resources_dir`."""
+    return app_resources_dir(app_executable) / BUNDLED_DIR_NAME
+
+
+def update_config_file(app_executable: str | None = None) -> Path:
+    """The installer's update settings, ``update.json`` in :func:`app_resources_dir`:
+    ``{"manifestUrl": "https://…/manifest.json", "channel": "stable"}``."""
+    return app_resources_dir(app_executable) / UPDATE_CONFIG_NAME
 
 
 def bundled_runtime(directory: Path | None = None) -> ActiveRuntime | None:

@@ -16,13 +16,19 @@ cause is more likely the task than the release.
 
 Starts whose exit was never reported (the app itself died) are remembered for a week, so garbage
 collection never deletes a version a session might still be running.
+
+:class:`CrashLoopWatch` is the guard as the window's process manager uses it: only runtimes started
+from the active *installed* version are reported (not the bundled runtime, not a runtime from source
+or from ``COWORK_RUNTIME_EXECUTABLE``), and every report is written off the event loop's thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +37,9 @@ from desktop.updater.install import Installer, Rollback
 from desktop.updater.layout import InstallLayout, atomic_write, default_root, read_json
 from desktop.updater.state import state_lock
 
-__all__ = ["CrashLoopGuard", "RuntimeRun"]
+__all__ = ["CrashLoopGuard", "CrashLoopWatch", "RunEnded", "RuntimeRun"]
+
+logger = logging.getLogger(__name__)
 
 _MAX_OPEN_STARTS = 64
 _OPEN_START_MEMORY_SECONDS = 7 * 86400.0
@@ -128,6 +136,56 @@ class CrashLoopGuard:
                 self.layout.runs_file, json.dumps(document, indent=2, sort_keys=True).encode() + b"\n"
             )
         return result
+
+
+RunEnded = Callable[[bool], Awaitable[None]]
+"""Told how a watched runtime ended: ``crashed`` when it went away without the app asking."""
+
+
+class CrashLoopWatch:
+    """Reports the runs of the active installed version to a :class:`CrashLoopGuard`.
+
+    ``await watch.started(command)`` just before a runtime is spawned returns what to await with
+    ``crashed`` once it has ended, or None when ``command`` is not the active installed version's
+    program. A rollback it causes is passed to ``on_rollback`` (on the caller's thread); from then on
+    the active runtime — and so the next runtime started — is the previous version.
+    """
+
+    def __init__(
+        self, guard: CrashLoopGuard, *, on_rollback: Callable[[Rollback], None] | None = None
+    ) -> None:
+        self.guard = guard
+        self.on_rollback = on_rollback
+
+    async def started(self, command: Sequence[str]) -> RunEnded | None:
+        # Each report is a locked, fsynced write: never on the GUI thread.
+        try:
+            run = await asyncio.to_thread(self._record_start, list(command))
+        except OSError as exc:
+            logger.warning("could not note a runtime start for crash-loop detection: %s", exc)
+            return None
+        if run is None:
+            return None
+
+        async def ended(crashed: bool) -> None:
+            try:
+                rollback = await asyncio.to_thread(self.guard.record_exit, run, crashed=crashed)
+            except OSError as exc:
+                logger.warning("could not note how runtime %s ended: %s", run.version, exc)
+                return
+            if rollback is not None and self.on_rollback is not None:
+                self.on_rollback(rollback)
+
+        return ended
+
+    def _record_start(self, command: list[str]) -> RuntimeRun | None:
+        # Asked again rather than passed in: if an update or a rollback switched the pointer since
+        # the command was chosen, the command no longer matches and the run is not counted against
+        # a version it does not run.
+        active = self.guard.installer.active()
+        if active is None or active.source != "installed" or command != active.command():
+            return None
+        return self.guard.record_start(active.version)
 
 
 def _entry(value: object) -> dict[str, Any]:

@@ -5,6 +5,7 @@ Usage (the window owns one)::
     updater = RuntimeUpdater(UpdateService(manifest_url), parent=window)
     updater.stageChanged.connect(...)      # "checking", "downloading", …, "idle"
     updater.progressChanged.connect(...)   # bytes done, bytes total (while downloading)
+    updater.progressed.connect(...)        # the UpdateProgress itself (stage, bytes, version)
     updater.finished.connect(...)          # an UpdateResult: show result.message if it matters
     updater.start()                        # a round shortly after launch, then every interval
 
@@ -24,7 +25,7 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from desktop.updater.service import UpdateProgress, UpdateResult, UpdateService
+from desktop.updater.service import UpdateProgress, UpdateResult, UpdateService, UpdateStage
 
 __all__ = ["RuntimeUpdater"]
 
@@ -36,6 +37,7 @@ _PROGRESS_INTERVAL_S = 0.1
 class RuntimeUpdater(QObject):
     stageChanged = Signal(str)
     progressChanged = Signal(object, object)  # Python ints: a bundle may pass 2 GiB
+    progressed = Signal(object)  # UpdateProgress: on each new stage, and as often as progressChanged
     finished = Signal(object)
     _roundOver = Signal(object)
 
@@ -74,6 +76,7 @@ class RuntimeUpdater(QObject):
         if self._thread is not None:
             return False
         self.stageChanged.emit("checking")
+        self.progressed.emit(UpdateProgress(UpdateStage.CHECKING))
         self._thread = threading.Thread(target=self._work, name="runtime-update", daemon=True)
         self._thread.start()
         return True
@@ -89,6 +92,15 @@ class RuntimeUpdater(QObject):
         if thread is not None:
             thread.join(timeout)
 
+    async def wait_stopped(self, timeout: float = 10.0) -> None:
+        """:meth:`stop`, then wait for the round in flight to end without blocking the event loop (an
+        unpack or a health check cannot be interrupted; one cut short by the app's exit is cleaned
+        up by the next round)."""
+        self.stop(timeout=0)
+        thread = self._thread
+        if thread is not None:
+            await asyncio.to_thread(thread.join, timeout)
+
     # ------------------------------------------------------------------ the worker thread
 
     def _work(self) -> None:
@@ -98,15 +110,19 @@ class RuntimeUpdater(QObject):
         def report(progress: UpdateProgress) -> None:
             nonlocal last_stage, last_emit
             now = time.monotonic()
-            if progress.stage.value != last_stage:
+            new_stage = progress.stage.value != last_stage
+            if new_stage:
                 last_stage = progress.stage.value
                 self.stageChanged.emit(last_stage)
             # At most ten a second: a 500 MB download makes thousands of chunks.
-            if progress.total and (
+            counted = bool(progress.total) and (
                 now - last_emit >= _PROGRESS_INTERVAL_S or progress.done == progress.total
-            ):
+            )
+            if counted:
                 last_emit = now
                 self.progressChanged.emit(progress.done, progress.total)
+            if new_stage or counted:
+                self.progressed.emit(progress)
 
         async def round_() -> UpdateResult:
             self._loop = asyncio.get_running_loop()

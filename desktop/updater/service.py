@@ -12,11 +12,9 @@ version was unpacked, matched against its file list and answered its health chec
 from __future__ import annotations
 
 import asyncio
-import enum
 import importlib.metadata
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -46,6 +44,7 @@ from desktop.updater.install import Installer
 from desktop.updater.keys import PINNED_ROOT_KEYS
 from desktop.updater.layout import InstallLayout, default_root
 from desktop.updater.manifest import Choice, Offer, choose_release, fetch_manifest, trusted_manifest
+from desktop.updater.outcome import UpdateProgress, UpdateResult, UpdateStage, UpdateStatus
 
 __all__ = [
     "UpdateProgress",
@@ -57,46 +56,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-class UpdateStage(enum.StrEnum):
-    CHECKING = "checking"
-    DOWNLOADING = "downloading"
-    INSTALLING = "installing"
-    HEALTH_CHECK = "health_check"
-    ACTIVATING = "activating"
-
-
-class UpdateStatus(enum.StrEnum):
-    INSTALLED = "installed"
-    """A new runtime is active; sessions started from now on use it."""
-    UP_TO_DATE = "up_to_date"
-    NOT_OFFERED = "not_offered"
-    """A newer runtime exists but not for this install (rollout, compatibility, platform)."""
-    ROLLED_BACK = "rolled_back"
-    """The runtime in use was revoked by the publisher and taken out of service."""
-    REJECTED = "rejected"
-    """A security check refused the manifest, the bundle or the new runtime."""
-    FAILED = "failed"
-    """Network or disk trouble; the next check tries again (a download resumes)."""
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateProgress:
-    stage: UpdateStage
-    done: int = 0
-    total: int = 0
-    version: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateResult:
-    status: UpdateStatus
-    message: str
-    version: str | None = None
-    """The runtime the result is about (the one installed, offered, refused or revoked)."""
-    code: str | None = None
-    """For refusals and failures: the ``UpdateError`` code, e.g. ``bad_signature``, ``hash_mismatch``."""
 
 
 ProgressHandler = Callable[[UpdateProgress], None]

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from desktop.updater.active import active_runtime
-from desktop.updater.crashloop import CrashLoopGuard
-from desktop.updater.install import Installer
+from desktop.updater.crashloop import CrashLoopGuard, CrashLoopWatch
+from desktop.updater.install import Installer, Rollback
 from desktop.updater.layout import InstallLayout
 from desktop.updater.service import UpdateStatus
 from tests.updater.conftest import ServiceFactory
-from tests.updater.support import PLATFORM, ReleaseSite, build_bundle
+from tests.updater.support import PLATFORM, PROGRAM, ReleaseSite, build_bundle
 
 
 class Clock:
@@ -141,3 +142,44 @@ def test_starts_without_an_exit_keep_their_version_from_garbage_collection(
     crashes.record_start("1.0.5")
     clock.now += 8 * 86400
     assert crashes.possibly_running() == set()
+
+
+async def test_the_watch_reports_only_runs_of_the_active_installed_version_and_passes_on_the_rollback(
+    two_versions: Installer, root: Path, bundled: Path, clock: Clock
+) -> None:
+    rollbacks: list[Rollback] = []
+    watch = CrashLoopWatch(guard(root, bundled, clock), on_rollback=rollbacks.append)
+    active = active_runtime(root, bundled=bundled)
+    assert active.source == "installed"
+
+    # Not the installed version's program: a runtime from source, COWORK_RUNTIME_EXECUTABLE, the
+    # previous version, the bundled runtime.
+    previous = root / "versions/1.1.0/agent-runtime" / PROGRAM
+    bundled_program = bundled / "agent-runtime" / PROGRAM
+    for command in (
+        [sys.executable, "-m", "agent_runtime"],
+        ["/opt/rt"],
+        [str(previous)],
+        [str(bundled_program)],
+    ):
+        assert await watch.started(command) is None
+    assert CrashLoopGuard(root, bundled_dir=bundled).possibly_running() == set()
+
+    for _ in range(3):
+        ended = await watch.started(active.command())
+        assert ended is not None
+        assert watch.guard.possibly_running() == {"1.2.0"}
+        clock.now += 1
+        await ended(True)
+    [rollback] = rollbacks
+    assert (rollback.from_version, rollback.to_version) == ("1.2.0", "1.1.0")
+    assert active_runtime(root, bundled=bundled).version == "1.1.0"
+    assert watch.guard.possibly_running() == set()
+
+
+async def test_a_watch_that_cannot_write_lets_the_runtime_start(
+    two_versions: Installer, root: Path, bundled: Path, clock: Clock
+) -> None:
+    (root / "updater" / "runs.json").mkdir()  # not a file: every write fails
+    watch = CrashLoopWatch(guard(root, bundled, clock))
+    assert await watch.started(active_runtime(root, bundled=bundled).command()) is None

@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 from desktop.updater.active import active_runtime
 from desktop.updater.download import DownloadLimits
 from desktop.updater.qt import RuntimeUpdater
-from desktop.updater.service import UpdateResult, UpdateService, UpdateStatus
+from desktop.updater.service import UpdateProgress, UpdateResult, UpdateService, UpdateStage, UpdateStatus
 from tests.support.release_server import Behaviour, ReleaseServer
 from tests.updater.support import ReleaseSite, build_bundle, unpack_plainly
 
@@ -49,6 +49,8 @@ def test_a_round_reports_its_stages_and_progress_and_ends_with_the_result(
     progress: list[tuple[int, int]] = []
     updater.stageChanged.connect(stages.append)
     updater.progressChanged.connect(lambda done, total: progress.append((done, total)))
+    reports: list[UpdateProgress] = []
+    updater.progressed.connect(reports.append)
 
     with qtbot.waitSignal(updater.finished, timeout=30_000) as finished:
         assert updater.check_now()
@@ -62,6 +64,14 @@ def test_a_round_reports_its_stages_and_progress_and_ends_with_the_result(
     assert stages[-3:] == ["health_check", "activating", "idle"]
     assert "downloading" in stages
     assert progress[-1] == (archive.stat().st_size, archive.stat().st_size)
+    # The reports the window draws: every stage once, the download's bytes with the version.
+    assert [r.stage for r in reports if r.stage is not UpdateStage.DOWNLOADING][-3:] == [
+        UpdateStage.INSTALLING,
+        UpdateStage.HEALTH_CHECK,
+        UpdateStage.ACTIVATING,
+    ]
+    downloads = [r for r in reports if r.stage is UpdateStage.DOWNLOADING]
+    assert downloads[-1] == UpdateProgress(UpdateStage.DOWNLOADING, *progress[-1], version="1.1.0")
     assert not updater.running
     assert updater.last_result is result
     assert active_runtime(service.layout.root, bundled=service.installer.bundled_dir).version == "1.1.0"
