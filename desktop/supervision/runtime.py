@@ -12,6 +12,8 @@ connected back over the desktop's local socket (:class:`desktop.ipc.RuntimeServe
   operating system does for us when the desktop dies, however it dies; on a normal close the desktop
   sends ``Shutdown``, waits for the exit, and kills a runtime that does not go.
 * If it goes away on its own, ``on_lost(why)`` is called once, with its exit status and last log line.
+* A ``watch`` is told of every runtime about to start and of how each ended — crashed, or ended by the
+  app — which the updater's crash-loop detection needs (``desktop.updater.crashloop``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from contracts.methods import SESSION_EVENT
 from desktop.ipc import QtJsonRpcClient, RuntimeServer
 from desktop.launch.errors import LaunchError
 
-__all__ = ["KEEP_LOGS", "QtRuntimeLauncher", "RuntimeProcess"]
+__all__ = ["KEEP_LOGS", "QtRuntimeLauncher", "RunWatch", "RuntimeProcess"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +47,10 @@ EXIT_TIMEOUT_S = 10.0
 KEEP_LOGS = 40
 """Runtime log files kept in the logs folder (one per runtime started), newest first."""
 _DROPPED_CONNECTION_GRACE_MS = 3000
+
+RunWatch = Callable[[list[str]], Awaitable[Callable[[bool], Awaitable[None]] | None]]
+"""Awaited with a runtime's command just before it is started; returns what to await with
+``crashed`` once that runtime has ended (or None: not watched)."""
 
 
 class RuntimeProcess(QObject):
@@ -60,6 +66,7 @@ class RuntimeProcess(QObject):
         log_path: Path,
         on_event: Callable[[dict[str, Any]], None],
         on_lost: Callable[[str], None],
+        on_exit: Callable[[bool], None] | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -69,12 +76,16 @@ class RuntimeProcess(QObject):
         self.log_path = log_path
         self._on_event = on_event
         self._on_lost = on_lost
+        self._on_exit = on_exit
         self._server: RuntimeServer | None = None
         self._client: QtJsonRpcClient | None = None
         self._process = QProcess(self)
         self._exited: asyncio.Future[tuple[int, str]] = asyncio.get_running_loop().create_future()
         self._stopping = False
         self._reported = False
+        self._asked_to_end = False
+        """The app stopped or killed it (not: it failed to connect in time, or died on its own)."""
+        self._exit_reported = False
         self._dropped = QTimer(self)
         self._dropped.setSingleShot(True)
         self._dropped.timeout.connect(self._kill_if_running)
@@ -126,7 +137,7 @@ class RuntimeProcess(QObject):
             await asyncio.wait([accepting, exited], return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             accepting.cancel()
-            self._stopping = True
+            self._stopping = self._asked_to_end = True
             self._kill_if_running()
             raise
         if not accepting.done():
@@ -163,7 +174,7 @@ class RuntimeProcess(QObject):
     async def stop(self, *, shutdown: bool) -> bool:
         """``Shutdown`` when asked, then the process's end — waited for, forced if need be. True when
         the runtime answered ``Shutdown``."""
-        self._stopping = True
+        self._stopping = self._asked_to_end = True
         client = self._client
         ended = False
         if shutdown and client is not None and not client.closed:
@@ -188,7 +199,7 @@ class RuntimeProcess(QObject):
 
     def kill(self) -> None:
         """End the process at once (the window is going away and cannot wait)."""
-        self._stopping = True
+        self._stopping = self._asked_to_end = True
         self._kill_if_running()
 
     def _kill_if_running(self) -> None:
@@ -205,12 +216,14 @@ class RuntimeProcess(QObject):
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart and not self._exited.done():
             self._exited.set_result((-1, f"it could not be run: {self._process.errorString()}"))
+            self._report_exit()
 
     def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
         crashed = status == QProcess.ExitStatus.CrashExit
         why = "it was killed or crashed" if crashed else f"it exited with status {code}"
         if not self._exited.done():
             self._exited.set_result((code, why))
+        self._report_exit()
         self._dropped.stop()
         if self._client is not None:
             self._client.shut(f"the agent runtime {why[3:]}")
@@ -219,6 +232,11 @@ class RuntimeProcess(QObject):
         self._reported = True
         last = self._last_line()
         self._on_lost(f"{why}{'; ' + last if last else ''}")
+
+    def _report_exit(self) -> None:
+        if self._on_exit is not None and not self._exit_reported:
+            self._exit_reported = True
+            self._on_exit(not self._asked_to_end)
 
     def _last_line(self) -> str:
         """The runtime's last log message, for the user: what it said before it went."""
@@ -251,13 +269,16 @@ class QtRuntimeLauncher:
         command: Callable[[], list[str]],
         environment: Callable[[], Awaitable[Mapping[str, str]]],
         log_dir: Path,
+        watch: RunWatch | None = None,
         parent: QObject | None = None,
     ) -> None:
         self._command = command
         self._environment = environment
         self._log_dir = log_dir
+        self._watch = watch
         self._parent = parent
         self._numbers = itertools.count(1)
+        self._exit_reports: set[asyncio.Task[None]] = set()
         self.processes: list[RuntimeProcess] = []
 
     async def launch(
@@ -272,19 +293,44 @@ class QtRuntimeLauncher:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         log_path = self._log_dir / f"runtime-{stamp}-{os.getpid()}-{next(self._numbers)}.log"
         environment = await self._environment()
+        if self._exit_reports:
+            # How the last runtimes ended decides which runtime this one is (a crash loop rolls back).
+            await asyncio.wait(set(self._exit_reports))
+        command = self._command()
+        ended = await self._watch(command) if self._watch is not None else None
         process = RuntimeProcess(
-            self._command(),
+            command,
             environment,
             cwd=cwd,
             log_path=log_path,
             on_event=on_event,
             on_lost=on_lost,
+            on_exit=None if ended is None else self._exit_reporter(ended),
             parent=self._parent,
         )
         self.processes = [p for p in self.processes if p.running]
         self.processes.append(process)
         await process.start()
         return process
+
+    async def settled(self) -> None:
+        """Wait until every ended runtime has been reported to the watch."""
+        while self._exit_reports:
+            await asyncio.wait(set(self._exit_reports))
+
+    def _exit_reporter(self, ended: Callable[[bool], Awaitable[None]]) -> Callable[[bool], None]:
+        async def report(crashed: bool) -> None:
+            try:
+                await ended(crashed)
+            except Exception:  # a report that fails must not take the window with it
+                logger.exception("could not report how a runtime ended")
+
+        def exited(crashed: bool) -> None:
+            task = asyncio.ensure_future(report(crashed))
+            self._exit_reports.add(task)
+            task.add_done_callback(self._exit_reports.discard)
+
+        return exited
 
     def kill_all(self) -> None:
         """The last resort at exit: whatever still runs is ended now."""
