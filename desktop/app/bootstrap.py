@@ -5,6 +5,12 @@ one is configured), the first-run dialog asks for a model if nothing is configur
 is handed its :class:`Workbench`. Everything runs on the Qt thread under qasync's asyncio loop; every
 wait is asynchronous, so the window never freezes. Closing the window shuts every runtime down
 (``Shutdown``), stops the embedded backend and the demo model, and quits.
+
+Runtime updates (issue 8, ``desktop.updater``): when updates are configured (``update.json`` beside
+the installed app, or ``COWORK_UPDATE_MANIFEST_URL``), a :class:`RuntimeUpdater` checks shortly after
+launch and then on its schedule, its progress shows in the status bar, and Help → Check for Runtime
+Updates starts a check. In the installed app every runtime started from an installed update is
+reported to the crash-loop guard, which rolls a crash-looping version back.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import qasync
 from platformdirs import user_data_dir, user_log_dir
@@ -47,11 +55,19 @@ from desktop.settings.store import AppSettings, SettingsError, SettingsStore
 from desktop.supervision.runtime import QtRuntimeLauncher
 from desktop.supervision.services import GatewayChoice, Services
 
-__all__ = ["app_version", "log_dir", "run_app", "runtime_version"]
+if TYPE_CHECKING:  # the updater's modules are loaded only when the app checks for updates
+    from contracts.release import RootKeySet
+    from desktop.updater.crashloop import CrashLoopWatch
+    from desktop.updater.qt import RuntimeUpdater
+
+__all__ = ["DesktopApp", "UpdaterSetup", "app_version", "log_dir", "run_app", "runtime_version"]
 
 logger = logging.getLogger(__name__)
 
 CLOSE_TIMEOUT_S = 45.0
+UPDATER_STOP_TIMEOUT_S = 10.0
+
+_SOURCES = {"installed": "installed update", "previous": "previous update", "bundled": "bundled with the app"}
 
 
 def app_version() -> str:
@@ -71,10 +87,27 @@ def runtime_version(environ: Mapping[str, str]) -> str:
             from desktop.updater.active import active_runtime
 
             active = active_runtime()
-            return f"{active.version} ({active.source})"
+            return f"{active.version} ({_SOURCES.get(active.source, active.source)})"
         except Exception as exc:  # About must open whatever the installation's state
             return f"unavailable: {exc}"
     return f"{app_version()} (from source)"
+
+
+def is_frozen() -> bool:
+    """The installed app (PyInstaller sets ``sys.frozen``), as opposed to a run from source."""
+    return bool(getattr(sys, "frozen", False))
+
+
+@dataclass(frozen=True)
+class UpdaterSetup:
+    """How the app makes its runtime updater. Only tests change it — to trust their own release
+    site's root keys and to check at once — which is why it is an argument and never a setting or an
+    environment variable: whoever could set it could choose which programs count as the runtime."""
+
+    root_keys: RootKeySet | None = None
+    """None: the root keys pinned in the app (``desktop.updater.keys``)."""
+    first_delay_seconds: float = 15.0
+    interval_hours: float = 6.0
 
 
 def log_dir() -> Path:
@@ -135,21 +168,28 @@ def run_app(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) ->
 class DesktopApp:
     """One run of the app: the window, then the services and the workbench, then the shutdown."""
 
-    def __init__(self, environ: Mapping[str, str], logs: Path) -> None:
+    def __init__(
+        self, environ: Mapping[str, str], logs: Path, *, updater_setup: UpdaterSetup | None = None
+    ) -> None:
         self.environ = environ
         self.logs = logs
+        self.updater_setup = updater_setup or UpdaterSetup()
         self.window: MainWindow | None = None
+        self.updater: RuntimeUpdater | None = None
         self._backend_url = ""
 
     async def run(self) -> int:
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.setQuitOnLastWindowClosed(False)  # the loop ends when the shutdown is done, not before
+        qt = f"{qVersion()} (PySide6 {pyside_version})"
         window = MainWindow(
-            about=AboutInfo(
+            # Asked each time About opens: an update or a rollback changes the runtime new
+            # conversations start.
+            about=lambda: AboutInfo(
                 app_version=app_version(),
                 runtime_version=runtime_version(self.environ),
-                qt_version=f"{qVersion()} (PySide6 {pyside_version})",
+                qt_version=qt,
                 python_version=platform.python_version(),
             ),
             log_dir=self.logs,
@@ -158,18 +198,69 @@ class DesktopApp:
         closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def closing() -> None:
+            if self.updater is not None:
+                self.updater.stop(timeout=0)  # no new round; the one in flight is cancelled
             if not closed.done():
                 closed.set_result(None)
 
         window.closing.connect(closing)
         window.show()
+        try:
+            self.updater = self._start_updater(window)
+        except Exception:  # updates are a convenience: the app runs without them
+            logger.exception("the runtime updater could not start")
         restore_signals = _close_on_termination(closing)
         try:
             await self._serve(window, closed)
         finally:
             restore_signals()
+            if self.updater is not None:
+                await self.updater.wait_stopped(UPDATER_STOP_TIMEOUT_S)
             window.deleteLater()
         return 0
+
+    def _start_updater(self, window: MainWindow) -> RuntimeUpdater | None:
+        """Check for runtime updates if they are configured; say once in the log why not if not."""
+        from desktop.updater.config import UpdatesOff, update_config
+
+        config = update_config(self.environ, frozen=is_frozen())
+        if isinstance(config, UpdatesOff):
+            (logger.error if config.invalid else logger.info)("no runtime update checks: %s", config.reason)
+            return None
+        from desktop.updater.keys import PINNED_ROOT_KEYS
+        from desktop.updater.qt import RuntimeUpdater
+        from desktop.updater.service import UpdateService
+
+        setup = self.updater_setup
+        service = UpdateService(
+            config.manifest_url,
+            channel=config.channel,
+            root_keys=setup.root_keys if setup.root_keys is not None else PINNED_ROOT_KEYS,
+        )
+        updater = RuntimeUpdater(
+            service,
+            interval_hours=setup.interval_hours,
+            first_delay_seconds=setup.first_delay_seconds,
+            parent=window,
+        )
+        window.attach_updater(updater)
+        updater.start()
+        logger.info(
+            "runtime updates: checking %s (from %s) on the %s channel every %g hours",
+            config.manifest_url,
+            config.origin,
+            config.channel,
+            setup.interval_hours,
+        )
+        return updater
+
+    def _crash_watch(self, window: MainWindow) -> CrashLoopWatch:
+        from desktop.updater.crashloop import CrashLoopGuard, CrashLoopWatch
+        from desktop.updater.indicator import rollback_note
+
+        return CrashLoopWatch(
+            CrashLoopGuard(), on_rollback=lambda rollback: window.show_update_note(rollback_note(rollback))
+        )
 
     async def _serve(self, window: MainWindow, closed: asyncio.Future[None]) -> None:
         store = SettingsStore()
@@ -204,10 +295,14 @@ class DesktopApp:
                 backend_token=store.backend_token() if settings.backend_url else None,
                 choice=choice,
             ) as services:
+                # Only the installed app starts installed runtimes (runtime_command), so only it watches
+                # them for crash loops.
+                watch = self._crash_watch(window) if is_frozen() else None
                 launcher = QtRuntimeLauncher(
                     command=lambda: runtime_command(self.environ),
                     environment=services.runtime_environment,
                     log_dir=self.logs,
+                    watch=watch.started if watch is not None else None,
                     parent=window,
                 )
                 approvals = ApprovalQueue()
@@ -232,6 +327,7 @@ class DesktopApp:
                 runner.run("reopen the interrupted conversations", workbench.restore_interrupted())
                 await closed
                 await self._close(workbench, runner)
+                await self._settle(launcher)
         except LaunchError as exc:
             logger.warning("the app could not start its services: %s", exc)
             window.show_problem(f"Cowork could not start: {exc}", BannerAction.SETTINGS)
@@ -247,6 +343,15 @@ class DesktopApp:
                 await workbench.close_all()
         except TimeoutError:
             logger.warning("the runtimes did not shut down within %s s; ending them", CLOSE_TIMEOUT_S)
+
+    async def _settle(self, launcher: QtRuntimeLauncher) -> None:
+        """Let the crash-loop guard hear how the runtimes just shut down ended (a clean end proves a
+        new version)."""
+        try:
+            async with asyncio.timeout(5):
+                await launcher.settled()
+        except TimeoutError:
+            logger.warning("the runtimes' ends were not all recorded for crash-loop detection")
 
     def _first_run(self, store: SettingsStore) -> None:
         assert self.window is not None

@@ -1,5 +1,6 @@
 """The main window: the sidebar of conversations, the conversation with its banner and status strip,
-the composer; menus and shortcuts; the approval dialog, the patch preview, Settings and About.
+the composer; menus and shortcuts; the approval dialog, the patch preview, Settings and About; the
+runtime updater's note in the status bar and Help → Check for Runtime Updates.
 
 It draws and forwards, nothing more. What happens lives in the Qt-free
 :class:`desktop.conversation.workbench.Workbench`, every call goes through its
@@ -13,7 +14,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
@@ -32,11 +33,17 @@ from desktop.app.composer import Composer
 from desktop.app.conversation_view import ConversationView
 from desktop.app.sidebar_view import SidebarView
 from desktop.app.status import BannerView, StatusStrip
+from desktop.app.update_status import RuntimeUpdateStatus
 from desktop.conversation.banners import Banner, BannerAction
 from desktop.conversation.controller import CallRunner, Problem
 from desktop.conversation.items import Item, Tone
 from desktop.conversation.session import ConversationSession, Phase
 from desktop.conversation.workbench import Workbench
+from desktop.updater.indicator import NoteKind, UpdateNote, progress_note, result_note
+from desktop.updater.outcome import UpdateProgress, UpdateResult
+
+if TYPE_CHECKING:
+    from desktop.updater.qt import RuntimeUpdater
 
 __all__ = ["AboutInfo", "MainWindow"]
 
@@ -67,7 +74,7 @@ class MainWindow(QMainWindow):
     def __init__(
         self,
         *,
-        about: AboutInfo,
+        about: AboutInfo | Callable[[], AboutInfo],
         log_dir: Path,
         open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl,
         parent: QWidget | None = None,
@@ -86,6 +93,8 @@ class MainWindow(QMainWindow):
         self.approval_dialog: QWidget | None = None
         self.preview_dialog: QWidget | None = None
         self.settings_opener: Callable[[], None] | None = None
+        self.updater: RuntimeUpdater | None = None
+        self._update_asked = False
         self._build_actions()
         self._build()
         self._build_menus()
@@ -122,6 +131,8 @@ class MainWindow(QMainWindow):
         self.stop_action = action("S&top", "Escape", self.stop)
         self.review_action = action("&Review Changes…", "Ctrl+Shift+D", self.review_changes)
         self.logs_action = action("Open &Logs Folder", None, self.open_logs)
+        self.check_updates_action = action("Check for Runtime &Updates", None, self.check_for_updates)
+        self.check_updates_action.setEnabled(False)  # until the app has an updater (installed, or configured)
         self.about_action = action("&About Cowork", None, self.show_about)
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
 
@@ -162,6 +173,11 @@ class MainWindow(QMainWindow):
         splitter.setSizes([280, 900])
         splitter.setChildrenCollapsible(False)
         self.setCentralWidget(splitter)
+        self.update_status = RuntimeUpdateStatus()
+        self.statusBar().addPermanentWidget(self.update_status, 1)
+        self.statusBar().setSizeGripEnabled(False)
+        self.statusBar().hide()  # shown only while the updater has something to say
+        self.update_status.noteChanged.connect(lambda note: self.statusBar().setVisible(note is not None))
         # Window-wide: Ctrl+Enter sends and Esc stops wherever the focus is (dialogs have their own Esc).
         self.addAction(self.send_action)
         self.addAction(self.stop_action)
@@ -181,6 +197,7 @@ class MainWindow(QMainWindow):
         conversation.addAction(self.review_action)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.logs_action)
+        help_menu.addAction(self.check_updates_action)
         help_menu.addAction(self.about_action)
 
     # ------------------------------------------------------------------ the workbench
@@ -204,6 +221,37 @@ class MainWindow(QMainWindow):
         self.composer.edit.setEnabled(True)
         self.sidebar.show_message("Loading conversations…")
         workbench.refresh()
+
+    def attach_updater(self, updater: RuntimeUpdater) -> None:
+        """Show the runtime updater's rounds in the status bar; Help → Check for Runtime Updates."""
+        self.updater = updater
+        updater.progressed.connect(self._update_progressed)
+        updater.stageChanged.connect(self._update_stage)
+        updater.finished.connect(self._update_finished)
+        self.check_updates_action.setEnabled(True)
+
+    def check_for_updates(self) -> None:
+        if self.updater is None:
+            return
+        self._update_asked = True  # also when a round is already running: its result is the answer
+        self.updater.check_now()
+
+    def show_update_note(self, note: UpdateNote | None) -> None:
+        self.update_status.show_note(note)
+
+    def _update_progressed(self, progress: UpdateProgress) -> None:
+        note = progress_note(progress, asked=self._update_asked)
+        if note is not None:
+            self.show_update_note(note)
+
+    def _update_stage(self, stage: str) -> None:
+        shown = self.update_status.note
+        if stage == "idle" and shown is not None and shown.kind is NoteKind.WORKING:
+            self.show_update_note(None)  # a round that ended without a result (the result follows if any)
+
+    def _update_finished(self, result: UpdateResult) -> None:
+        asked, self._update_asked = self._update_asked, False
+        self.show_update_note(result_note(result, asked=asked))
 
     def _can_send(self) -> bool:
         session = self._current()
@@ -316,7 +364,8 @@ class MainWindow(QMainWindow):
         box = QMessageBox(self)
         box.setWindowTitle("About Cowork")
         box.setTextFormat(box.textFormat().RichText)
-        box.setText(self._about.text())
+        about = self._about() if callable(self._about) else self._about
+        box.setText(about.text())
         box.setStandardButtons(QMessageBox.StandardButton.Ok)
         self._keep(box)
         box.open()

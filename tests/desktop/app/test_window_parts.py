@@ -45,7 +45,8 @@ def test_menus_hold_the_expected_actions_and_shortcuts(qtbot: QtBot, tmp_path: P
     assert menus["File"][:3] == ["New Conversation in a Folder…", "New General Chat", "Close Conversation"]
     assert "Settings…" in menus["File"]
     assert menus["Conversation"] == ["Send", "Stop", "Review Changes…"]
-    assert menus["Help"] == ["Open Logs Folder", "About Cowork"]
+    assert menus["Help"] == ["Open Logs Folder", "Check for Runtime Updates", "About Cowork"]
+    assert not main.check_updates_action.isEnabled()  # no updater: from source, nothing configured
     assert main.new_action.shortcut() == QKeySequence(QKeySequence.StandardKey.New)
     assert main.send_action.shortcut() == QKeySequence("Ctrl+Return")
     assert main.stop_action.shortcut() == QKeySequence("Escape")
