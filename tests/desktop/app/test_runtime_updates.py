@@ -18,16 +18,19 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
 
 from agent_runtime.scripted_gateway import ScriptedGatewayThread
 from desktop.app.bootstrap import UpdaterSetup
-from desktop.app.main_window import MainWindow
+from desktop.app.main_window import AboutInfo, MainWindow
 from desktop.launch.runtime import runtime_command
 from desktop.updater.active import active_runtime
 from desktop.updater.crashloop import CrashLoopGuard
 from desktop.updater.indicator import NoteKind, UpdateNote
 from desktop.updater.install import Installer
 from desktop.updater.layout import InstallLayout, default_root
+from desktop.updater.qt import RuntimeUpdater
+from desktop.updater.service import UpdateService
 from desktop.updater.state import UpdaterState
 from tests.desktop.app.harness import (
     app_environment,
@@ -51,6 +54,7 @@ from tests.updater.support import (
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the synthetic runtimes are shell scripts")
 
+ABOUT = AboutInfo(app_version="0.1.0", runtime_version="1.0.0", qt_version="6", python_version="3.11")
 ANSWER = {"turns": [{"text": "Hello from the runtime."}], "repeatLastTurn": True}
 
 
@@ -294,3 +298,47 @@ def test_a_runtime_update_that_crashes_at_once_three_times_is_rolled_back(
         ]
 
     run(scenario())
+
+
+def test_a_round_cut_short_leaves_no_progress_behind_and_an_answer_goes_after_a_while(
+    qtbot: QtBot, tmp_path: Path, site: tuple[ReleaseSite, ReleaseServer]
+) -> None:
+    release_site, server = site
+    archive = build_bundle(release_site.directory, "1.4.0")
+    release_site.publish([release_site.release("1.4.0", archive)])
+    server.behave(archive.name, Behaviour(stall_after=100))
+    service = UpdateService(
+        server.url + "manifest.json",
+        root=tmp_path / "data",
+        root_keys=release_site.roots,
+        platform="linux-x86_64",
+        bundled_dir=tmp_path / "no-bundled-runtime",
+    )
+    window = MainWindow(about=ABOUT, log_dir=tmp_path / "logs")
+    qtbot.addWidget(window)
+    window.show()
+    updater = RuntimeUpdater(service, parent=window)
+    window.attach_updater(updater)
+
+    window.check_updates_action.trigger()
+    qtbot.waitUntil(
+        lambda: window.update_status.text().startswith("Downloading runtime 1.4.0 — "), timeout=10_000
+    )
+    assert window.statusBar().isVisible()
+    assert window.update_status.bar.isVisible()
+    with qtbot.waitSignal(
+        updater.stageChanged, timeout=10_000, check_params_cb=lambda stage: stage == "idle"
+    ):
+        updater.stop(timeout=5)
+    assert window.update_status.note is None
+    assert not window.statusBar().isVisible()
+
+    # An answer to the user lingers, then the status bar goes; a long note never widens the window.
+    long = "Runtime update refused: " + "a very long reason " * 40
+    window.show_update_note(UpdateNote(long, kind=NoteKind.PROBLEM, linger_seconds=0.05))
+    assert window.statusBar().isVisible()
+    assert window.update_status.text() == long
+    assert window.update_status.label.text().endswith("…")
+    assert window.width() < 1500
+    qtbot.waitUntil(lambda: not window.statusBar().isVisible(), timeout=5_000)
+    assert window.update_status.note is None
