@@ -158,9 +158,11 @@ class CrashLoopWatch:
         self.on_rollback = on_rollback
 
     async def started(self, command: Sequence[str]) -> RunEnded | None:
-        # Each report is a locked, fsynced write: never on the GUI thread.
+        # Each report is a locked, fsynced write: never on the GUI thread. What runs on the worker
+        # thread references the guard only — never ``on_rollback``, which may hold a window: the last
+        # reference to a Qt object dropped on a worker thread destroys it there.
         try:
-            run = await asyncio.to_thread(self._record_start, list(command))
+            run = await asyncio.to_thread(_record_start, self.guard, list(command))
         except OSError as exc:
             logger.warning("could not note a runtime start for crash-loop detection: %s", exc)
             return None
@@ -178,14 +180,15 @@ class CrashLoopWatch:
 
         return ended
 
-    def _record_start(self, command: list[str]) -> RuntimeRun | None:
-        # Asked again rather than passed in: if an update or a rollback switched the pointer since
-        # the command was chosen, the command no longer matches and the run is not counted against
-        # a version it does not run.
-        active = self.guard.installer.active()
-        if active is None or active.source != "installed" or command != active.command():
-            return None
-        return self.guard.record_start(active.version)
+
+def _record_start(guard: CrashLoopGuard, command: list[str]) -> RuntimeRun | None:
+    # Asked again rather than passed in: if an update or a rollback switched the pointer since the
+    # command was chosen, the command no longer matches and the run is not counted against a version
+    # it does not run.
+    active = guard.installer.active()
+    if active is None or active.source != "installed" or command != active.command():
+        return None
+    return guard.record_start(active.version)
 
 
 def _entry(value: object) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import subprocess
 import sys
@@ -33,6 +34,12 @@ Run = Callable[[Coroutine[Any, Any, T]], T]
 def qasync_runner(app: QApplication) -> Iterator[Run[Any]]:
     with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
         yield runner.run
+    # The closed loop and whatever else the test left in reference cycles are destroyed now, on the
+    # main thread. Left to the garbage collector, they would be destroyed by whichever thread next
+    # allocates enough (a release server, the updater's worker, a scripted gateway): a QObject
+    # destroyed off its thread leaves its timers registered, and the next one to fire crashes the
+    # interpreter (qasync's timer object of a closed loop did, at random tests).
+    gc.collect()
 
 
 class Peer:
