@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import concurrent.futures
 import importlib
-import json
 import logging
 import os
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contracts.ipc import eventloop
+from contracts.logs import JsonLinesFormatter
 
 if TYPE_CHECKING:
     from agent_runtime.agent_host.routing import ToolRouter
@@ -34,21 +34,6 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_HANDSHAKE = 3
 EXIT_BROKEN = 4
-
-
-class _JsonLines(logging.Formatter):
-    """Structured log lines (DESIGN.md "Conventions"): the desktop keeps the runtime's stderr."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        line = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False)
 
 
 def _os_family() -> str:
@@ -157,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode.add_argument("--stdio", action="store_true", help="serve JSON-RPC on stdin/stdout")
     args = parser.parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_JsonLines())
+    handler.setFormatter(JsonLinesFormatter())
     logging.basicConfig(level=os.environ.get("COWORK_LOG_LEVEL", "WARNING").upper(), handlers=[handler])
     loading = _load_in_background()
     try:

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
+from contracts.logs import JsonLinesFormatter
+
 __all__ = ["configure_logging"]
-
-
-class JsonFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False)
 
 
 def configure_logging(level: str = "info", file: Path | None = None) -> None:
@@ -31,7 +18,7 @@ def configure_logging(level: str = "info", file: Path | None = None) -> None:
         handler = logging.FileHandler(file, encoding="utf-8")
     else:
         handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
+    handler.setFormatter(JsonLinesFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

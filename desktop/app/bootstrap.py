@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.metadata
-import json
 import logging
 import logging.handlers
 import os
@@ -37,6 +36,7 @@ from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QSocketNotifier, Qt, qVersion
 from PySide6.QtWidgets import QApplication
 
+from contracts.logs import JsonLinesFormatter
 from desktop.app.main_window import AboutInfo, MainWindow
 from desktop.app.theme import follow_system_theme
 from desktop.approval.dialog import ApprovalDialog
@@ -119,21 +119,6 @@ def journal_path() -> Path:
     return Path(user_data_dir("Cowork", appauthor=False)) / "desktop" / "open-sessions.json"
 
 
-class _JsonLines(logging.Formatter):
-    """Structured log lines (DESIGN.md "Conventions"), like the runtime's."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        line = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False)
-
-
 def _configure_logging(directory: Path) -> None:
     handlers: list[logging.Handler] = []
     try:
@@ -141,7 +126,7 @@ def _configure_logging(directory: Path) -> None:
         handler = logging.handlers.RotatingFileHandler(
             directory / "desktop.log", maxBytes=2 * 1024 * 1024, backupCount=3, encoding="utf-8"
         )
-        handler.setFormatter(_JsonLines())
+        handler.setFormatter(JsonLinesFormatter())
         handlers.append(handler)
     except OSError as exc:
         print(f"cowork: cannot write logs to {directory}: {exc}", file=sys.stderr)
