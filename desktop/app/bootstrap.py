@@ -60,7 +60,15 @@ if TYPE_CHECKING:  # the updater's modules are loaded only when the app checks f
     from desktop.updater.crashloop import CrashLoopWatch
     from desktop.updater.qt import RuntimeUpdater
 
-__all__ = ["DesktopApp", "UpdaterSetup", "app_version", "log_dir", "run_app", "runtime_version"]
+__all__ = [
+    "DesktopApp",
+    "UpdaterSetup",
+    "active_runtime_version",
+    "app_version",
+    "log_dir",
+    "run_app",
+    "runtime_version",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +83,19 @@ def app_version() -> str:
         return importlib.metadata.version("cowork")
     except importlib.metadata.PackageNotFoundError:
         return "0.1.0"
+
+
+def active_runtime_version(environ: Mapping[str, str]) -> str:
+    """The version of the runtime new conversations start (the updater's active one when installed),
+    as the Session Service's compatibility check reads it."""
+    if getattr(sys, "frozen", False) and not environ.get(RUNTIME_EXECUTABLE_VARIABLE, "").strip():
+        try:
+            from desktop.updater.active import active_runtime
+
+            return active_runtime().version
+        except Exception:  # the launch itself reports a broken installation; the check falls back
+            logger.warning("the active runtime's version is unknown; sending the app's", exc_info=True)
+    return app_version()
 
 
 def runtime_version(environ: Mapping[str, str]) -> str:
@@ -299,7 +320,7 @@ class DesktopApp:
                         user_id=services.backend.user_id,
                         tenant_id=services.backend.tenant_id,
                         app_version=app_version(),
-                        runtime_version=app_version(),
+                        runtime_version=lambda: active_runtime_version(self.environ),
                         os_family={"darwin": "macOS", "win32": "Windows"}.get(sys.platform, "Linux"),
                     ),
                     approvals=approvals,

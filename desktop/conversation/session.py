@@ -113,7 +113,9 @@ class Identity:
     user_id: str
     tenant_id: str
     app_version: str
-    runtime_version: str
+    runtime_version: Callable[[], str]
+    """The version of the runtime a launch starts now: an update may change it between sessions, and
+    the Session Service checks compatibility against it (``localAgentHostVersion``)."""
     os_family: str
 
 
@@ -241,7 +243,7 @@ class ConversationSession:
                 "tenantId": self._identity.tenant_id,
                 "clientInfo": {
                     "desktopAppVersion": self._identity.app_version,
-                    "localAgentHostVersion": self._identity.runtime_version,
+                    "localAgentHostVersion": self._identity.runtime_version(),
                     "osFamily": self._identity.os_family,
                 },
                 "supportedCapabilities": list(SUPPORTED_CAPABILITIES),

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from agent_runtime.scripted_gateway import ScriptedGatewayThread
-from desktop.app.bootstrap import UpdaterSetup
+from desktop.app.bootstrap import UpdaterSetup, active_runtime_version
 from desktop.app.main_window import AboutInfo, MainWindow
 from desktop.launch.runtime import runtime_command
 from desktop.updater.active import active_runtime
@@ -169,6 +169,8 @@ def test_the_app_checks_at_launch_resumes_on_request_and_new_conversations_use_t
                 # What new conversations start now, and what About says.
                 assert runtime_command(env) == [str(installed)]
                 assert "Agent runtime: 1.4.0 (installed update)" in about_text(window)
+                # …and the version CreateSession gives the Session Service's compatibility check.
+                assert active_runtime_version(env) == "1.4.0"
                 window.new_conversation(str(workspace))
                 workbench(window).send("Say hello")
                 await eventually(

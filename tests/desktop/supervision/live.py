@@ -29,7 +29,7 @@ def identity(backend: Backend) -> Identity:
         user_id=backend.user_id,
         tenant_id=backend.tenant_id,
         app_version="0.1.0",
-        runtime_version="0.1.0",
+        runtime_version=lambda: "0.1.0",
         os_family="Linux",
     )
 
