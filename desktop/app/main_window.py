@@ -245,9 +245,14 @@ class MainWindow(QMainWindow):
             self.show_update_note(note)
 
     def _update_stage(self, stage: str) -> None:
+        if stage != "idle":
+            return
+        # The round is over; its result, if it had one, came just before. A round cut short leaves
+        # neither its progress note nor a request to answer the next (scheduled) round as asked.
+        self._update_asked = False
         shown = self.update_status.note
-        if stage == "idle" and shown is not None and shown.kind is NoteKind.WORKING:
-            self.show_update_note(None)  # a round that ended without a result (the result follows if any)
+        if shown is not None and shown.kind is NoteKind.WORKING:
+            self.show_update_note(None)
 
     def _update_finished(self, result: UpdateResult) -> None:
         asked, self._update_asked = self._update_asked, False

@@ -145,7 +145,8 @@ class RuntimeUpdater(QObject):
         if self._thread is not None:
             self._thread.join()
         self._thread = None
-        self.stageChanged.emit("idle")
+        # The result first: "idle" then means the round is over either way, answered or not.
         if result is not None:
             self.last_result = result
             self.finished.emit(result)
+        self.stageChanged.emit("idle")

@@ -335,6 +335,13 @@ def test_a_round_cut_short_leaves_no_progress_behind_and_an_answer_goes_after_a_
     assert window.update_status.note is None
     assert not window.statusBar().isVisible()
 
+    # The round cut short was asked for; the next, scheduled one is not: finding nothing, it is silent.
+    release_site.publish([])
+    with qtbot.waitSignal(updater.stageChanged, timeout=10_000, check_params_cb=lambda s: s == "idle"):
+        assert updater.check_now()
+    assert updater.last_result is not None
+    assert window.update_status.note is None
+
     # An answer to the user lingers, then the status bar goes; a long note never widens the window.
     long = "Runtime update refused: " + "a very long reason " * 40
     window.show_update_note(UpdateNote(long, kind=NoteKind.PROBLEM, linger_seconds=0.05))
