@@ -39,6 +39,7 @@ from desktop.conversation.errors import ConversationError
 from desktop.conversation.items import Tone
 from desktop.conversation.journal import OpenSession, SessionJournal
 from desktop.conversation.state import ConversationState
+from desktop.launch.runtime import SUPPORTED_CAPABILITIES
 
 __all__ = [
     "RESTARTS",
@@ -59,17 +60,6 @@ RESTARTS = 3
 RESTART_WINDOW_S = 300.0
 CREATE_TIMEOUT_S = 60.0
 SHUTDOWN_TIMEOUT_S = 30.0
-
-# What this desktop can carry out: the local tools, uploads and model calls (no backend tools).
-SUPPORTED_CAPABILITIES = (
-    "File.Read",
-    "File.Write",
-    "File.Delete",
-    "Shell.Exec",
-    "Network.Http",
-    "Workspace.Upload",
-    "LLM.Call",
-)
 
 
 class RuntimeConnection(Protocol):

@@ -26,20 +26,10 @@ from desktop.headless.render import Renderer
 from desktop.launch.backend import BackendAccess, backend_for_session, reachable
 from desktop.launch.errors import LaunchError
 from desktop.launch.gateway import GatewaySettings, demo_gateway, resolve_gateway, saved_choice_is_demo
-from desktop.launch.runtime import runtime_command, runtime_environment
+from desktop.launch.runtime import SUPPORTED_CAPABILITIES, runtime_command, runtime_environment
 
 __all__ = ["ExecOptions", "run_exec"]
 
-# What this client can carry out: the local tools, uploads and model calls (no backend tools).
-SUPPORTED_CAPABILITIES = [
-    "File.Read",
-    "File.Write",
-    "File.Delete",
-    "Shell.Exec",
-    "Network.Http",
-    "Workspace.Upload",
-    "LLM.Call",
-]
 TASK_ENDS = frozenset({"task_completed", "task_failed", "task_cancelled"})
 SHUTDOWN_TIMEOUT_S = 30.0
 
@@ -230,7 +220,7 @@ async def _start(run: _Run, options: ExecOptions, backend: BackendAccess) -> int
         "userId": backend.user_id,
         "tenantId": backend.tenant_id,
         "clientInfo": _client_info(),
-        "supportedCapabilities": SUPPORTED_CAPABILITIES,
+        "supportedCapabilities": list(SUPPORTED_CAPABILITIES),
     }
     if options.workspace is not None:
         params["workspaceHint"] = {"localPaths": [str(options.workspace)]}

@@ -16,9 +16,26 @@ from desktop.launch.backend import BackendAccess
 from desktop.launch.errors import LaunchError
 from desktop.launch.gateway import GatewaySettings
 
-__all__ = ["RUNTIME_EXECUTABLE_VARIABLE", "runtime_command", "runtime_environment"]
+__all__ = [
+    "RUNTIME_EXECUTABLE_VARIABLE",
+    "SUPPORTED_CAPABILITIES",
+    "runtime_command",
+    "runtime_environment",
+]
 
 RUNTIME_EXECUTABLE_VARIABLE = "COWORK_RUNTIME_EXECUTABLE"
+
+# What a Cowork client carries out for the runtime (CreateSession's supportedCapabilities): the local
+# tools, uploads and model calls, but no backend-side tools.
+SUPPORTED_CAPABILITIES = (
+    "File.Read",
+    "File.Write",
+    "File.Delete",
+    "Shell.Exec",
+    "Network.Http",
+    "Workspace.Upload",
+    "LLM.Call",
+)
 
 # Set here from the resolved settings, so a value left in the caller's environment never leaks through.
 _REPLACED = (
