@@ -1,4 +1,5 @@
 """``cowork``: the Cowork client's command line. With no command it opens the desktop app;
+``cowork open DIR`` opens it on a project folder (``--task`` starts a task there at once);
 ``cowork exec`` runs one task headlessly."""
 
 from __future__ import annotations
@@ -37,6 +38,14 @@ def _parser() -> argparse.ArgumentParser:
         description="Cowork, the local-first agent. Without a command, the desktop app opens.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    opened = commands.add_parser(
+        "open",
+        help="open the desktop app on a project folder",
+        description="Open the desktop app with a new conversation in a project folder, as choosing the"
+        " folder in the window does; with --task, the conversation starts on that task at once.",
+    )
+    opened.add_argument("folder", nargs="?", type=Path, metavar="DIR", help="the project folder (default: .)")
+    opened.add_argument("--task", "-t", metavar="PROMPT", help="the first task to start in the conversation")
     run = commands.add_parser(
         "exec",
         help="run one task without the desktop window",
@@ -86,8 +95,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_app(arguments)
     args = parser.parse_args(arguments)
+    if args.command == "open":
+        return _open(parser, args)
     logging.basicConfig(level=os.environ.get("COWORK_LOG_LEVEL", "WARNING").upper(), stream=sys.stderr)
     return _exec(args.exec_parser, args)
+
+
+def _open(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    folder = (args.folder or Path.cwd()).expanduser().absolute()
+    if not folder.is_dir():
+        parser.error(f"open: {folder} is not a folder")
+    if args.task is not None and not args.task.strip():
+        parser.error("open: --task needs a prompt")
+    from desktop.app import OpenRequest, run_app
+
+    return run_app([], opening=OpenRequest(folder=str(folder), task=args.task))
 
 
 def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

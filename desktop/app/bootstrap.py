@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # the updater's modules are loaded only when the app checks f
 
 __all__ = [
     "DesktopApp",
+    "OpenRequest",
     "UpdaterSetup",
     "active_runtime_version",
     "app_version",
@@ -131,6 +132,14 @@ class UpdaterSetup:
     interval_hours: float = 6.0
 
 
+@dataclass(frozen=True)
+class OpenRequest:
+    """``cowork open``: a new conversation in ``folder`` once the window is up, started on ``task``."""
+
+    folder: str
+    task: str | None = None
+
+
 def log_dir() -> Path:
     return Path(user_log_dir("Cowork", appauthor=False))
 
@@ -155,7 +164,9 @@ def _configure_logging(directory: Path) -> None:
     logging.basicConfig(level=level, handlers=handlers or [logging.StreamHandler(sys.stderr)], force=True)
 
 
-def run_app(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> int:
+def run_app(
+    argv: Sequence[str], *, environ: Mapping[str, str] | None = None, opening: OpenRequest | None = None
+) -> int:
     """Run the desktop app until its window is closed; the exit status."""
     env = dict(os.environ if environ is None else environ)
     logs = log_dir()
@@ -168,18 +179,24 @@ def run_app(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) ->
     app.setApplicationVersion(app_version())
     follow_system_theme(app)
     with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-        return runner.run(DesktopApp(env, logs).run())
+        return runner.run(DesktopApp(env, logs, opening=opening).run())
 
 
 class DesktopApp:
     """One run of the app: the window, then the services and the workbench, then the shutdown."""
 
     def __init__(
-        self, environ: Mapping[str, str], logs: Path, *, updater_setup: UpdaterSetup | None = None
+        self,
+        environ: Mapping[str, str],
+        logs: Path,
+        *,
+        updater_setup: UpdaterSetup | None = None,
+        opening: OpenRequest | None = None,
     ) -> None:
         self.environ = environ
         self.logs = logs
         self.updater_setup = updater_setup or UpdaterSetup()
+        self.opening = opening
         self.window: MainWindow | None = None
         self.updater: RuntimeUpdater | None = None
         self._backend_url = ""
@@ -211,6 +228,8 @@ class DesktopApp:
 
         window.closing.connect(closing)
         window.show()
+        # Start-up time as users see it, read back by the packaged-app test and benchmark.
+        logger.info("main window shown")
         try:
             self.updater = self._start_updater(window)
         except Exception:  # updates are a convenience: the app runs without them
@@ -331,6 +350,10 @@ class DesktopApp:
                 dialog.decided.connect(workbench.approve)
                 window.attach(workbench, dialog)
                 runner.run("reopen the interrupted conversations", workbench.restore_interrupted())
+                if self.opening is not None:
+                    workbench.new_conversation(self.opening.folder)
+                    if self.opening.task:
+                        workbench.send(self.opening.task)
                 await closed
                 await self._close(workbench, runner)
                 await self._settle(launcher)

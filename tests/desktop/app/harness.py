@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from desktop.app.bootstrap import DesktopApp, UpdaterSetup
+from desktop.app.bootstrap import DesktopApp, OpenRequest, UpdaterSetup
 from desktop.app.main_window import MainWindow
 from desktop.app.messages import AssistantView, NoticeView, ToolRowView
 from desktop.conversation.session import ConversationSession
@@ -90,10 +90,14 @@ def _shown(window: MainWindow | None) -> str:
 
 @contextlib.asynccontextmanager
 async def running_app(
-    env: dict[str, str], logs: Path, *, updater_setup: UpdaterSetup | None = None
+    env: dict[str, str],
+    logs: Path,
+    *,
+    updater_setup: UpdaterSetup | None = None,
+    opening: OpenRequest | None = None,
 ) -> AsyncIterator[MainWindow]:
     """The app running until the block ends; then its window is closed and its shutdown awaited."""
-    app = DesktopApp(env, logs, updater_setup=updater_setup)
+    app = DesktopApp(env, logs, updater_setup=updater_setup, opening=opening)
     task = asyncio.ensure_future(app.run())
     try:
         window = await eventually(
