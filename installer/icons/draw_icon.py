@@ -1,23 +1,28 @@
-"""Draw Cowork's application icon, ``cowork.png`` (1024×1024 RGBA), with Qt.
+"""Draw Cowork's application icon, ``cowork.png`` (1024×1024 RGBA) and ``cowork.ico``, with Qt.
 
-The PNG is the one source PyInstaller turns into the macOS ``.icns`` and the Windows ``.ico`` (through
-Pillow), so it is drawn once, large, and kept simple enough to read at 16 px: a rounded square in a
+The PNG is the one source PyInstaller turns into the app's macOS ``.icns`` and Windows ``.ico`` (through
+Pillow). ``cowork.ico`` is for the Windows installer (Inno Setup's ``SetupIconFile`` takes only .ico):
+the classic layout every Windows version and resource tool reads — uncompressed 32-bit bitmaps for the
+small sizes, a PNG for 256 px.
+
+The mark is drawn once, large, and kept simple enough to read at 16 px: a rounded square in a
 blue-to-violet gradient carrying a thick white "C" whose opening holds a second, smaller disc — two
 parties working together. Everything is drawn from geometry (no fonts), so the result does not depend on
 the fonts a build machine has.
 
 Run it offscreen from the repository root::
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python installer/icons/draw_icon.py [OUTPUT.png]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python installer/icons/draw_icon.py [OUTPUT_DIR]
 """
 
 from __future__ import annotations
 
 import math
+import struct
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -42,7 +47,10 @@ BOTTOM_COLOUR = QColor("#7B3FE4")
 MARK_COLOUR = QColor("#FFFFFF")
 PARTNER_COLOUR = QColor("#FFD66B")
 
-DEFAULT_OUTPUT = Path(__file__).resolve().with_name("cowork.png")
+# The sizes Windows asks an .ico for (shell views, taskbar, Start menu at 100–200 % scaling).
+ICO_SIZES = (16, 20, 24, 32, 40, 48, 64, 128, 256)
+
+DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent
 
 
 def _body_rect() -> QRectF:
@@ -124,19 +132,76 @@ def draw_icon(size: int = SIZE) -> QImage:
     return image
 
 
+def _png_bytes(image: QImage) -> bytes:
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise OSError("Qt could not encode a PNG")
+    buffer.close()
+    return bytes(data.data())
+
+
+def _dib_bytes(image: QImage) -> bytes:
+    """An icon-resource bitmap: BITMAPINFOHEADER, bottom-up BGRA rows, then the 1-bit AND mask."""
+    side = image.width()
+    # Format_ARGB32 keeps each pixel as a native-endian 0xAARRGGBB word: on the little-endian machines Qt
+    # runs on that is B, G, R, A in memory, the order a 32-bit DIB wants; rows are exactly side*4 bytes.
+    pixels = bytes(image.constBits())
+    row = side * 4
+    colour = b"".join(pixels[y * row : (y + 1) * row] for y in range(side - 1, -1, -1))
+    # The mask marks fully transparent pixels, for renderers that ignore the alpha channel.
+    mask_row = ((side + 31) // 32) * 4
+    mask = bytearray()
+    for y in range(side - 1, -1, -1):
+        bits = bytearray(mask_row)
+        for x in range(side):
+            if pixels[y * row + x * 4 + 3] == 0:
+                bits[x // 8] |= 0x80 >> (x % 8)
+        mask += bits
+    header = struct.pack("<IiiHHIIiiII", 40, side, 2 * side, 1, 32, 0, len(colour) + len(mask), 0, 0, 0, 0)
+    return header + colour + bytes(mask)
+
+
+def ico_bytes(image: QImage, sizes: tuple[int, ...] = ICO_SIZES) -> bytes:
+    """A multi-size .ico of ``image``: 32-bit bitmaps below 256 px, a PNG at 256 px (Windows Vista on)."""
+    entries: list[tuple[int, bytes]] = []
+    for side in sizes:
+        scaled = image.scaled(
+            side, side, Qt.AspectRatioMode.IgnoreAspectRatio, Qt.TransformationMode.SmoothTransformation
+        ).convertToFormat(QImage.Format.Format_ARGB32)
+        entries.append((side, _png_bytes(scaled) if side >= 256 else _dib_bytes(scaled)))
+    directory_size = 6 + 16 * len(entries)
+    header = struct.pack("<HHH", 0, 1, len(entries))
+    directory = b""
+    offset = directory_size
+    for side, data in entries:
+        # A width/height byte of 0 means 256.
+        directory += struct.pack("<BBBBHHII", side % 256, side % 256, 0, 0, 1, 32, len(data), offset)
+        offset += len(data)
+    return header + directory + b"".join(data for _, data in entries)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) > 1:
-        print("usage: draw_icon.py [OUTPUT.png]", file=sys.stderr)
+        print("usage: draw_icon.py [OUTPUT_DIR]", file=sys.stderr)
         return 2
-    output = Path(argv[0]) if argv else DEFAULT_OUTPUT
+    output_dir = Path(argv[0]) if argv else DEFAULT_OUTPUT_DIR
+    if not output_dir.is_dir():
+        print(f"error: {output_dir} is not a directory", file=sys.stderr)
+        return 2
     # Kept in a name: the application must outlive the painting.
     app = QGuiApplication.instance() or QGuiApplication([])
-    saved = draw_icon().save(str(output), "PNG")
-    app.processEvents()
-    if not saved:
-        print(f"error: cannot write {output}", file=sys.stderr)
+    icon = draw_icon()
+    png_path = output_dir / "cowork.png"
+    ico_path = output_dir / "cowork.ico"
+    if not icon.save(str(png_path), "PNG"):
+        print(f"error: cannot write {png_path}", file=sys.stderr)
         return 1
-    print(output)
+    ico_path.write_bytes(ico_bytes(icon))
+    app.processEvents()
+    print(png_path)
+    print(ico_path)
     return 0
 
 
