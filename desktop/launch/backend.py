@@ -3,7 +3,8 @@
 Configured: ``COWORK_BACKEND_URL`` and ``COWORK_BACKEND_TOKEN`` (tenant and user are the token's
 ``tid`` and ``sub`` claims; the server verifies the token, we only read it), ``COWORK_POLICY_KEYS``
 optional. Otherwise the embedded default: the local backend whose state file says it is running is
-reused, else one is started (``backend.cli serve --store local --port 0``) and stopped on exit.
+reused, else one is started (``backend.cli serve --store local --port 0``, through
+``desktop.launch.child`` in the installed app) and stopped on exit.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import binascii
 import contextlib
 import json
 import os
-import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import psutil
 from platformdirs import user_data_dir
 
+from desktop.launch.child import module_command
 from desktop.launch.errors import LaunchError
 
 __all__ = [
@@ -156,7 +157,7 @@ def _from_state(state: dict[str, Any]) -> BackendAccess:
 
 @contextlib.asynccontextmanager
 async def _embedded(directory: Path) -> AsyncIterator[BackendAccess]:
-    command = [sys.executable, "-m", "backend.cli", "serve", "--store", "local", "--port", "0"]
+    command = [*module_command("backend.cli"), "serve", "--store", "local", "--port", "0"]
     command += ["--data-dir", str(directory), "--log-level", "warning"]
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)  # noqa: ASYNC240 - once, before anything runs
     log_path = directory / "backend.log"

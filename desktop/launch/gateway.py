@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from platformdirs import user_config_dir
 
+from desktop.launch.child import module_command
 from desktop.launch.errors import LaunchError
 
 __all__ = [
@@ -138,9 +138,7 @@ def _keychain_token(endpoint: str) -> str | None:
 async def demo_gateway() -> AsyncIterator[GatewaySettings]:
     """The offline demo model (the scripted gateway's ``--demo``), running for the ``with`` block."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "agent_runtime.scripted_gateway",
+        *module_command("agent_runtime.scripted_gateway"),
         "--demo",
         "--port",
         "0",
