@@ -172,6 +172,15 @@ def test_sign_refuses_a_path_that_does_not_exist(tools: FakeTools, tmp_path: Pat
     assert tools.calls() == []
 
 
+def test_sign_refuses_an_app_without_info_plist(tools: FakeTools, tmp_path: Path) -> None:
+    broken = tmp_path / "Broken.app"
+    write(broken / "Contents" / "MacOS" / "Broken", macho(MH_EXECUTE), executable=True)
+    result = tools.run(SIGN, broken, COWORK_MACOS_SIGN_IDENTITY=IDENTITY)
+    assert result.returncode == 2
+    assert "Info.plist" in result.stderr
+    assert tools.calls() == []
+
+
 def test_sign_refuses_a_file_that_is_no_code_and_no_disk_image(tools: FakeTools, tmp_path: Path) -> None:
     notes = write(tmp_path / "notes.txt", b"hello\n")
     result = tools.run(SIGN, notes, COWORK_MACOS_SIGN_IDENTITY=IDENTITY)

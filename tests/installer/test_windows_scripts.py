@@ -263,6 +263,20 @@ def test_build_installer_signs_the_uninstaller_through_the_sign_script_when_a_ce
     secrets_absent(result, CERT_PASSWORD)
 
 
+def test_build_installer_leaves_the_uninstaller_unsigned_with_a_warning_when_the_password_is_missing(
+    tools: FakeTools, app_dir: Path, certificate: Path, tmp_path: Path
+) -> None:
+    # A .pfx without its password could only fail halfway through the compile: warn and build.
+    result = tools.run(
+        BUILD_INSTALLER, app_dir, "0.1.0", tmp_path / "out", COWORK_WINDOWS_CERT_FILE=str(certificate)
+    )
+    assert result.returncode == 0, result.stderr
+    assert "warning: " in result.stderr
+    assert "uninstaller" in result.stderr
+    argv = tools.calls("iscc")[0].argv
+    assert not [arg for arg in argv if arg.startswith(("/S", "/DSignUninstaller"))]
+
+
 def test_build_installer_without_inno_setup_is_a_clear_error(
     tools: FakeTools, app_dir: Path, tmp_path: Path
 ) -> None:
@@ -369,7 +383,12 @@ def test_iss_uses_only_the_defines_build_installer_passes(
     tools: FakeTools, app_dir: Path, certificate: Path, tmp_path: Path
 ) -> None:
     result = tools.run(
-        BUILD_INSTALLER, app_dir, "0.1.0", tmp_path / "out", COWORK_WINDOWS_CERT_FILE=str(certificate)
+        BUILD_INSTALLER,
+        app_dir,
+        "0.1.0",
+        tmp_path / "out",
+        COWORK_WINDOWS_CERT_FILE=str(certificate),
+        COWORK_WINDOWS_CERT_PASSWORD=CERT_PASSWORD,
     )
     assert result.returncode == 0, result.stderr
     passed = {arg[2:].split("=", 1)[0] for arg in tools.calls("iscc")[0].argv if arg.startswith("/D")}
