@@ -34,6 +34,7 @@ from contracts.release import (
     verify_release_document,
 )
 from cowork_release import edits
+from cowork_release.app import DEFAULT_APP_SPEC, build_app
 from cowork_release.bundle import file_sha256, inspect_bundle, package
 from cowork_release.errors import ReleaseError
 from cowork_release.freeze import DEFAULT_OUT, DEFAULT_SPEC, freeze
@@ -154,6 +155,28 @@ def _keygen(args: argparse.Namespace) -> str:
 def _build(args: argparse.Namespace) -> str:
     frozen = freeze(Path(args.spec), Path(args.out))
     return f"built {frozen.dist}"
+
+
+def _app(args: argparse.Namespace) -> str:
+    if args.channel is not None and args.manifest_url is None:
+        raise ReleaseError("--channel needs --manifest-url (without it the app checks for no updates)")
+    built = build_app(
+        Path(args.runtime_bundle),
+        Path(args.out),
+        spec=Path(args.spec),
+        manifest_url=args.manifest_url,
+        channel=args.channel or "stable",
+    )
+    runtime = built.runtime.files
+    lines = [
+        f"built {built.app} (Cowork {built.version}, runtime {runtime.runtime_version} {runtime.platform})"
+    ]
+    if built.update_config is not None:
+        lines.append(f"wrote {built.update_config}")
+    if built.tarball is not None:
+        size = built.tarball.stat().st_size
+        lines.append(f"wrote {built.tarball} ({size:,} bytes, sha256 {file_sha256(built.tarball)})")
+    return "\n".join(lines)
 
 
 def _package(args: argparse.Namespace) -> str:
@@ -420,6 +443,16 @@ def _parser() -> argparse.ArgumentParser:
     pack.add_argument("--platform", type=_choice(PLATFORMS), help="default: this machine's")
     pack.add_argument("--out", default=str(DEFAULT_OUT / "bundles"), help="directory for the bundle")
     pack.set_defaults(run=_package)
+
+    app = commands.add_parser(
+        "app", help="build the desktop app (PyInstaller) with a runtime bundle inside; on Linux, its tarball"
+    )
+    app.add_argument("--runtime-bundle", required=True, help="agent-runtime-VERSION-PLATFORM.tar.gz to ship")
+    app.add_argument("--out", required=True, help="directory for Cowork/ (Cowork.app) and the tarball")
+    app.add_argument("--manifest-url", help="the release manifest the app checks for runtime updates")
+    app.add_argument("--channel", type=_choice(CHANNELS), help="stable or beta (default stable)")
+    app.add_argument("--spec", default=str(DEFAULT_APP_SPEC), help="the PyInstaller spec of the app")
+    app.set_defaults(run=_app)
 
     sign = commands.add_parser("sign", help="sign the release key delegation (root keys) or the manifest")
     sign.add_argument("what", type=_choice(["delegation", "manifest"]), help="delegation or manifest")

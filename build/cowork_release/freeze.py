@@ -1,4 +1,5 @@
-"""Running PyInstaller on the runtime's spec (``build/agent_runtime.spec``), onedir.
+"""Running PyInstaller on the runtime's spec (``build/agent_runtime.spec``), onedir — and, through
+:func:`run_pyinstaller`, on the desktop app's (``cowork_release.app``).
 
 PyInstaller runs in a child process of the same interpreter (the one whose environment holds the
 runtime's dependencies), with its work and output directories under ``--out``: nothing is written
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from cowork_release.errors import ReleaseError
 
-__all__ = ["BUILD_DIR", "DEFAULT_OUT", "DEFAULT_SPEC", "Frozen", "freeze"]
+__all__ = ["BUILD_DIR", "DEFAULT_OUT", "DEFAULT_SPEC", "Frozen", "freeze", "run_pyinstaller"]
 
 BUILD_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_SPEC = BUILD_DIR / "agent_runtime.spec"
@@ -28,13 +29,12 @@ class Frozen:
     """The onedir tree: ``agent-runtime/`` with the program and ``_internal/``."""
 
 
-def freeze(spec: Path = DEFAULT_SPEC, out: Path = DEFAULT_OUT, *, quiet: bool = False) -> Frozen:
-    """Build the onedir tree into ``out/dist/agent-runtime`` (replacing an older one)."""
+def run_pyinstaller(spec: Path, work: Path, dist: Path, *, quiet: bool = False) -> None:
+    """PyInstaller on ``spec`` in a child process, building in ``work`` into ``dist``."""
     if not spec.is_file():
         raise ReleaseError(f"{spec} does not exist")
     if importlib.util.find_spec("PyInstaller") is None:
         raise ReleaseError("PyInstaller is not installed: pip install -e '.[build]'")
-    work, dist = out / "work", out / "dist"
     command = [
         sys.executable,
         "-m",
@@ -53,6 +53,12 @@ def freeze(spec: Path = DEFAULT_SPEC, out: Path = DEFAULT_OUT, *, quiet: bool = 
     if result.returncode != 0:
         tail = (result.stderr or "").strip().splitlines()[-1:] if quiet else []
         raise ReleaseError(f"PyInstaller failed (exit {result.returncode}){': ' + tail[0] if tail else ''}")
+
+
+def freeze(spec: Path = DEFAULT_SPEC, out: Path = DEFAULT_OUT, *, quiet: bool = False) -> Frozen:
+    """Build the onedir tree into ``out/dist/agent-runtime`` (replacing an older one)."""
+    dist = out / "dist"
+    run_pyinstaller(spec, out / "work", dist, quiet=quiet)
     tree = dist / "agent-runtime"
     if not tree.is_dir():
         raise ReleaseError(f"PyInstaller finished but {tree} is missing")
