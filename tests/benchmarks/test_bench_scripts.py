@@ -40,6 +40,8 @@ TINY_RUNS = {
     "bench_exec": ["--steps", "4", "--runs", "1"],
     # Starts the frozen runtime from the linux-x86_64 bundle (built first if it is not cached).
     "bench_bundle": ["--starts", "2"],
+    # Starts the packaged desktop app from the Linux tarball (built first if it is not cached).
+    "bench_package": ["--starts", "1"],
     # Downloads a file over loopback HTTP through the updater's verifier, and runs sha256sum.
     "bench_update_verify": ["--size-mb", "8", "--runs", "1"],
     # The desktop's window code offscreen, with the real local backend and runtime processes.
@@ -48,15 +50,19 @@ TINY_RUNS = {
 
 
 def _not_ready(script: str) -> str | None:
-    """Why ``script`` cannot run here. bench_bundle needs the frozen bundle: built here if it is not
-    cached yet (once per change of its sources; tests/build uses the same one)."""
-    if script != "bench_bundle":
+    """Why ``script`` cannot run here. bench_bundle needs the frozen bundle, bench_package the Linux
+    desktop package: built here if not cached yet (once per change of their sources; tests/build and
+    tests/installer use the same ones)."""
+    if script not in ("bench_bundle", "bench_package"):
         return None
     from tests.build.bundle import cannot_build, linux_bundle
+    from tests.installer.package import linux_package
 
     reason = cannot_build()
-    if reason is None:
+    if reason is None and script == "bench_bundle":
         linux_bundle()
+    elif reason is None:
+        linux_package()
     return reason
 
 
