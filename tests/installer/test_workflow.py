@@ -8,6 +8,7 @@ build's manifest URL, publishing, promoting) are also run here with a stand-in `
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -289,6 +290,59 @@ def test_a_pull_request_never_signs_notarises_or_publishes() -> None:
 # ---------------------------------------------------------------- what the steps run
 
 
+def _order_in_build(*commands: str) -> list[int]:
+    return [_step_running("release.yml", "build", command).index for command in commands]
+
+
+def test_each_platform_signs_before_it_packs_and_notarises_last() -> None:
+    # The runtime's bundle hashes must cover signed files; an image must hold the signed app; a ticket
+    # is stapled to the image that was signed. (Interface order, issue 9.)
+    runtime = _order_in_build(
+        "cowork-release build",
+        "installer/macos/import-certificate",
+        "installer/macos/sign build/out/dist/agent-runtime",
+        "cowork-release package",
+        "cowork-release app",
+    )
+    assert runtime == sorted(runtime)
+    macos = _order_in_build(
+        "cowork-release app",
+        "installer/macos/sign dist/Cowork.app",
+        "installer/macos/dmg",
+        'installer/macos/sign "dist/Cowork-$VERSION-macos-$ARCH.dmg"',
+        "installer/macos/notarize",
+    )
+    assert macos == sorted(macos)
+    windows = _order_in_build(
+        "installer/windows/sign build/out/dist/agent-runtime/agent-runtime.exe",
+        "cowork-release package",
+        "cowork-release app",
+        "installer/windows/sign dist/Cowork/Cowork.exe dist/Cowork/cowork-cli.exe",
+        "choco install innosetup",
+        'installer/windows/sign "dist/Cowork-$VERSION-windows-x64-setup.exe"',
+    )
+    assert windows == sorted(windows)
+    builds = [
+        s.index
+        for s in _run_steps()
+        if s.job_id == "build" and "installer/windows/build-installer" in s.script
+    ]
+    assert len(builds) == 2, "one unsigned build for pull requests, one with the certificate otherwise"
+    assert all(windows[3] < index < windows[5] for index in builds)
+
+
+def test_the_release_attaches_what_every_platform_builds() -> None:
+    attach = _step_running("release.yml", "publish", "gh release").script
+    include = _load(RELEASE)["jobs"]["build"]["strategy"]["matrix"]["include"]
+    for entry in include:
+        assert f"dist/agent-runtime-$VERSION-{entry['platform']}.tar.gz" in attach
+        if entry["platform"].startswith("darwin-"):
+            assert f"dist/Cowork-$VERSION-macos-{entry['arch']}.dmg" in attach
+    assert "dist/agent-runtime-$VERSION-linux-x86_64.tar.gz" in attach
+    assert "dist/Cowork-$VERSION-windows-x64-setup.exe" in attach
+    assert "dist/cowork-$VERSION-linux-x86_64.tar.gz" in attach
+
+
 def test_every_inline_run_block_passes_bash_n_and_shellcheck(tmp_path: Path) -> None:
     steps = _run_steps()
     assert len(steps) > 10
@@ -342,11 +396,16 @@ def test_every_cowork_release_call_parses_with_the_real_command_line() -> None:
     called = {argv[0] for _, argv in invocations if argv}
     assert called >= RELEASE_COMMANDS, f"the workflows never run {sorted(RELEASE_COMMANDS - called)}"
     parser = cli._parser()  # the parser `cowork-release` itself uses, so its flags and choices apply
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     for step, argv in invocations:
         try:
             parser.parse_args(argv)
         except SystemExit as exc:  # argparse's way of refusing, after printing why to stderr
             pytest.fail(f"{step.label}: cowork-release {shlex.join(argv)} is refused (exit {exc.code})")
+        # argparse also takes an abbreviation (--run for --runtime-bundle): the workflow spells flags out.
+        flags = {word.split("=", 1)[0] for word in argv if word.startswith("--")}
+        unknown = flags - set(commands[argv[0]]._option_string_actions)
+        assert not unknown, f"{step.label}: cowork-release {argv[0]} has no {sorted(unknown)}"
 
 
 def test_the_pinned_root_keys_and_build_root_keys_json_agree() -> None:
