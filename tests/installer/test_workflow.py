@@ -230,11 +230,25 @@ def test_setup_python_matches_the_projects_python() -> None:
         assert str(step.step["with"]["python-version"]) == oldest, step.label
 
 
+# The first majors that run on Node 24: GitHub's runners no longer carry Node 20 (removed 2026-09).
+_NODE24_MAJORS = {
+    "actions/checkout": 5,
+    "actions/setup-python": 6,
+    "actions/upload-artifact": 6,
+    "actions/download-artifact": 7,
+    "aws-actions/configure-aws-credentials": 6,
+}
+
+
 def test_actions_are_pinned_to_a_major_version_at_least() -> None:
     uses = [str(step.step["uses"]) for step in _steps() if "uses" in step.step]
     assert uses
     for action in uses:
         assert _PINNED_ACTION.match(action), f"{action} is not pinned to a version or a commit"
+        name, _, ref = action.partition("@")
+        if name in _NODE24_MAJORS and ref.startswith("v"):
+            major = int(ref[1:].split(".")[0])
+            assert major >= _NODE24_MAJORS[name], f"{action} runs on Node 20, which the runners dropped"
 
 
 # ---------------------------------------------------------------- secrets
