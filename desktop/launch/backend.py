@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import psutil
 from platformdirs import user_data_dir
 
-from desktop.launch.child import module_command
+from desktop.launch.child import creation_flags, module_command
 from desktop.launch.errors import LaunchError
 
 __all__ = [
@@ -169,6 +169,7 @@ async def _embedded(directory: Path) -> AsyncIterator[BackendAccess]:
             stdout=asyncio.subprocess.PIPE,
             stderr=log,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            creationflags=creation_flags(),
         )
     try:
         assert process.stdout is not None

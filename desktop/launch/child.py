@@ -14,7 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-__all__ = ["CHILD_OPTION", "CHILD_PROGRAMS", "CLI_PROGRAM", "cli_program", "module_command"]
+__all__ = [
+    "CHILD_OPTION",
+    "CHILD_PROGRAMS",
+    "CLI_PROGRAM",
+    "cli_program",
+    "creation_flags",
+    "module_command",
+]
 
 CHILD_OPTION = "--cowork-child"
 
@@ -29,6 +36,8 @@ CHILD_PROGRAMS: Mapping[str, str] = MappingProxyType(
 
 CLI_PROGRAM = "cowork-cli"
 """The installed app's console program, beside the windowed one (``installer/cowork.spec``)."""
+
+_CREATE_NO_WINDOW = 0x08000000  # winbase.h; subprocess.CREATE_NO_WINDOW exists only on Windows
 
 
 def cli_program(app_executable: str | None = None) -> Path:
@@ -48,3 +57,13 @@ def module_command(module: str) -> list[str]:
     if getattr(sys, "frozen", False):
         return [str(cli_program()), CHILD_OPTION, module]
     return [sys.executable, "-m", module]
+
+
+def creation_flags() -> int:
+    """``creationflags`` for starting a helper: on Windows, no console window of its own.
+
+    The helper is a console program; started from the windowed app, which has no console to share,
+    Windows would open one for it — a black window for as long as the backend runs. (QProcess,
+    which starts the runtime, does the same on its own.)
+    """
+    return _CREATE_NO_WINDOW if sys.platform == "win32" else 0

@@ -20,7 +20,7 @@ from typing import Any
 
 from platformdirs import user_config_dir
 
-from desktop.launch.child import module_command
+from desktop.launch.child import creation_flags, module_command
 from desktop.launch.errors import LaunchError
 
 __all__ = [
@@ -145,6 +145,7 @@ async def demo_gateway() -> AsyncIterator[GatewaySettings]:
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
+        creationflags=creation_flags(),
     )
     try:
         assert process.stdout is not None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.launch.child import CHILD_OPTION, CHILD_PROGRAMS, cli_program, module_command
+from desktop.launch.child import CHILD_OPTION, CHILD_PROGRAMS, cli_program, creation_flags, module_command
 
 
 def test_from_source_a_helper_runs_as_python_dash_m() -> None:
@@ -32,9 +32,13 @@ def test_in_the_installed_app_a_helper_runs_through_the_console_program_beside_i
     assert cli_program(str(mac)) == mac.parent / "cowork-cli"
 
 
-def test_on_windows_the_console_program_is_an_exe(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_windows_the_console_program_is_an_exe_started_without_a_console_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert creation_flags() == 0  # POSIX: subprocess refuses anything else
     monkeypatch.setattr(sys, "platform", "win32")
     assert cli_program("/Program Files/Cowork/Cowork.exe").name == "cowork-cli.exe"
+    assert creation_flags() == 0x08000000  # CREATE_NO_WINDOW
 
 
 def test_a_module_that_is_not_a_helper_program_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
