@@ -120,6 +120,8 @@ def _release_invocations() -> list[tuple[Step, list[str]]]:
     found = []
     for step in _run_steps():
         for line in _logical_lines(step.script):
+            if "cowork-release" not in line:
+                continue
             words = shlex.split(line, comments=True)
             if "cowork-release" not in words:
                 continue
@@ -364,7 +366,8 @@ def test_every_inline_run_block_passes_bash_n_and_shellcheck(tmp_path: Path) -> 
     for number, step in enumerate(steps):
         # GitHub runs a `shell: bash` step as `bash --noprofile --norc -eo pipefail {0}`.
         path = tmp_path / f"step-{number}.sh"
-        path.write_text("#!/usr/bin/env bash\nset -eo pipefail\n" + step.script, encoding="utf-8")
+        script = "#!/usr/bin/env bash\nset -eo pipefail\n" + step.script
+        path.write_text(script, encoding="utf-8", newline="\n")  # LF on Windows too: bash reads \r as text
         found = _shell_problems(path)
         if found:
             problems.append(f"{step.label}\n{found}")
@@ -454,6 +457,13 @@ def _run_step(
     )
 
 
+# The steps run here are those of Linux and macOS runners (the version, publish and promote jobs run on
+# ubuntu; the app step's logic is the same on every runner): on Windows, Python's \r\n line ends and
+# the stand-in tool's shebang would be this test's problems, not the workflow's.
+posix_runner_steps = pytest.mark.skipif(os.name == "nt", reason="steps of Linux and macOS runners")
+
+
+@posix_runner_steps
 @pytest.mark.parametrize(
     ("ref_type", "ref_name", "succeeds"),
     [("tag", f"v{_version()}", True), ("tag", "v999.0.0", False), ("branch", "main", True)],
@@ -501,11 +511,6 @@ def _calls(log: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-
-
-posix_runner_steps = pytest.mark.skipif(
-    os.name == "nt", reason="these steps run on Linux or macOS runners; the stand-in needs a shebang"
-)
 
 
 @posix_runner_steps
