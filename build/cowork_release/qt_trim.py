@@ -122,6 +122,8 @@ def keep_qt_file(destination: str, system: str) -> bool:
         return "*" in kept or _plugin_name(parts[index + 2]) in kept
     if parts[-1].startswith("libpyside6qml"):
         return False  # PySide6's QML support library, for the QtQml module the app does not use
+    if parts[-1].lower() == "opengl32sw.dll":
+        return False  # Windows' software OpenGL (Mesa, ~20 MB): widgets draw without OpenGL
     name = qt_library_name(parts)
     return name is None or not name.startswith(DROPPED_QT_LIBRARIES)
 

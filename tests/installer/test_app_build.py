@@ -280,6 +280,7 @@ def test_the_linux_launcher_entry_starts_the_app() -> None:
         ("win32", "PySide6\\plugins\\styles\\qmodernwindowsstyle.dll", True),
         ("win32", "PySide6\\plugins\\networkinformation\\qnetworklistmanager.dll", False),
         ("win32", "PySide6\\translations\\qt_fr.qm", False),
+        ("win32", "PySide6\\opengl32sw.dll", False),
         ("linux", "cryptography/hazmat/bindings/_rust.abi3.so", True),
         ("linux", "libssl.so.3", True),
     ],

@@ -241,7 +241,8 @@ def test_the_package_holds_what_the_app_needs_and_nothing_it_must_not_ship(packa
 
     # Python: the desktop, the backend's local store and the demo model — not the runtime, not AWS.
     modules = frozen_modules(package / "Cowork")
-    assert {"desktop.app.bootstrap", "backend.storage.local", "agent_runtime.scripted_gateway.cli"} <= modules
+    frozen_in = {"desktop.app.bootstrap", "desktop.updater.keys", "backend.storage.local"}
+    assert frozen_in | {"agent_runtime.scripted_gateway.cli", "keyring.backends.SecretService"} <= modules
     shipped_not = (
         "agent_runtime.agent_host",
         "agent_runtime.tool_runtime",
