@@ -162,7 +162,10 @@ def test_the_packaged_app_runs_a_task_with_its_bundled_runtime_and_closes_cleanl
 
         # What the app started: the bundled runtime, and the backend through its own console program.
         children = descendants(app.pid)
-        exes = {child.pid: (child.exe(), child.cmdline()) for child in children}
+        exes = {}
+        for child in children:
+            with contextlib.suppress(psutil.NoSuchProcess):  # a short-lived helper may be gone already
+                exes[child.pid] = (child.exe(), child.cmdline())
         runtimes = [exe for exe, _ in exes.values() if Path(exe).is_relative_to(package / "runtime")]
         assert runtimes == [str(package / "runtime" / "agent-runtime" / "agent-runtime")], exes
         [backend] = [cmd for _, cmd in exes.values() if "backend.cli" in cmd]
