@@ -28,6 +28,7 @@ __all__ = [
     "REPO_ROOT",
     "RUNTIME_DIR_NAME",
     "UPDATE_CONFIG_NAME",
+    "WINDOWS_ICON",
     "app_version",
     "desktop_entry",
     "info_plist",
@@ -48,6 +49,9 @@ COPYRIGHT = "Copyright © The Cowork authors"
 # the app cannot start on an older system, so Finder says so instead of the app crashing.
 MACOS_MINIMUM = "13.0"
 ICON_SOURCE = REPO_ROOT / "installer" / "icons" / "cowork.png"
+WINDOWS_ICON = REPO_ROOT / "installer" / "icons" / "cowork.ico"
+"""Drawn per size (legible at 16 px), as the installer's own icon; PyInstaller's conversion of the PNG
+would only scale it down."""
 
 RUNTIME_DIR_NAME = "runtime"
 """``desktop.updater.active.BUNDLED_DIR_NAME``."""
