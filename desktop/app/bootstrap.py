@@ -227,15 +227,16 @@ class DesktopApp:
                 closed.set_result(None)
 
         window.closing.connect(closing)
-        window.show()
-        # Start-up time as users see it, read back by the packaged-app test and benchmark.
-        logger.info("main window shown")
-        try:
-            self.updater = self._start_updater(window)
-        except Exception:  # updates are a convenience: the app runs without them
-            logger.exception("the runtime updater could not start")
+        # Before the window shows: from then on the user (or the system) may end the app at any moment.
         restore_signals = _close_on_termination(closing)
         try:
+            window.show()
+            # Start-up time as users see it, read back by the packaged-app test and benchmark.
+            logger.info("main window shown")
+            try:
+                self.updater = self._start_updater(window)
+            except Exception:  # updates are a convenience: the app runs without them
+                logger.exception("the runtime updater could not start")
             await self._serve(window, closed)
         finally:
             restore_signals()

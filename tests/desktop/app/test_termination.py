@@ -37,3 +37,18 @@ def test_a_terminated_window_stops_the_embedded_backend_it_started(home: Path, n
     psutil.wait_procs([backend], timeout=15)
     assert not backend.is_running()
     assert not state.exists()
+
+
+def test_a_window_terminated_the_moment_it_shows_still_closes_cleanly(home: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LLM_GATEWAY_ENDPOINT="http://127.0.0.1:9")
+    log = home / "state" / "Cowork" / "log" / "desktop.log"
+    with subprocess.Popen(
+        [sys.executable, "-m", "desktop"], cwd=REPO_ROOT, env=env, stderr=subprocess.PIPE, text=True
+    ) as window:
+        deadline = time.monotonic() + 60
+        while not (log.exists() and "main window shown" in log.read_text()):
+            assert window.poll() is None, window.communicate()[1]
+            assert time.monotonic() < deadline, "the window was not shown"
+            time.sleep(0.005)
+        window.send_signal(signal.SIGTERM)
+        assert window.wait(timeout=45) == 0, window.communicate()[1]
