@@ -16,7 +16,6 @@ Linux x86-64, or no PyInstaller) they skip.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -26,8 +25,6 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,6 +32,7 @@ import pytest
 from contracts.release import BUNDLE_TOP_DIR, BundleFileList, bundle_file_name, current_platform
 from cowork_release.bundle import executable_name, package
 from cowork_release.freeze import DEFAULT_SPEC, freeze
+from tests.support.build_cache import locked, prune
 from tests.support.peers import REPO_ROOT
 
 __all__ = ["DEFAULT_VERSION", "cache_key", "cached_bundle", "cannot_build", "linux_bundle", "unpack"]
@@ -72,25 +70,6 @@ def cannot_build() -> str | None:
     return None
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def _prune(keep: Path) -> None:
-    others = [d for d in CACHE.iterdir() if d.is_dir() and d != keep and not d.name.startswith(".")]
-    others.sort(key=lambda d: d.stat().st_mtime, reverse=True)
-    for old in others[_KEEP - 1 :]:
-        shutil.rmtree(old, ignore_errors=True)
-        old.with_suffix(".lock").unlink(missing_ok=True)
-
-
 def _frozen_tree(key: str) -> Path:
     """``<cache>/<key>/dist/agent-runtime``, built now if it is not there yet (caller holds the lock)."""
     home = CACHE / key
@@ -108,7 +87,7 @@ def _frozen_tree(key: str) -> Path:
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
-    _prune(home)
+    prune(CACHE, home, _KEEP)
     return tree
 
 
@@ -127,7 +106,7 @@ def linux_bundle(version: str = DEFAULT_VERSION) -> Path:
     memo = f"{key}/{version}"
     if memo in _built and _built[memo].exists():
         return _built[memo]
-    with _locked(CACHE / f"{key}.lock"):
+    with locked(CACHE / f"{key}.lock"):
         tree = _frozen_tree(key)
         bundle = CACHE / key / "bundles" / bundle_file_name(version, "linux-x86_64")
         if not bundle.exists():

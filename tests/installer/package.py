@@ -16,7 +16,6 @@ x86-64, or no PyInstaller; in CI a missing PyInstaller is an error) the callers 
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import shutil
 import subprocess
@@ -24,8 +23,6 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,6 +30,7 @@ import pytest
 from cowork_release.appinfo import APP_NAME, app_version, linux_tarball_name
 from tests.build.bundle import cache_key as runtime_cache_key
 from tests.build.bundle import cannot_build, linux_bundle
+from tests.support.build_cache import locked, prune
 from tests.support.peers import REPO_ROOT
 
 __all__ = [
@@ -73,25 +71,6 @@ def cache_key() -> str:
     return digest.hexdigest()[:20]
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def _prune(keep: Path) -> None:
-    others = [d for d in CACHE.iterdir() if d.is_dir() and d != keep and not d.name.startswith(".")]
-    others.sort(key=lambda d: d.stat().st_mtime, reverse=True)
-    for old in others[_KEEP - 1 :]:
-        shutil.rmtree(old, ignore_errors=True)
-        old.with_suffix(".lock").unlink(missing_ok=True)
-
-
 def _build(home: Path, runtime_bundle: Path) -> None:
     """``cowork-release app`` into a scratch directory renamed to ``home`` once complete."""
     scratch = Path(tempfile.mkdtemp(prefix=f".{home.name}.", dir=CACHE))
@@ -127,10 +106,10 @@ def linux_package() -> Path:
         return _built[key]
     runtime_bundle = linux_bundle()
     home = CACHE / key
-    with _locked(CACHE / f"{key}.lock"):
+    with locked(CACHE / f"{key}.lock"):
         if not home.is_dir():
             _build(home, runtime_bundle)
-            _prune(home)
+            prune(CACHE, home, _KEEP)
     tarball = home / linux_tarball_name(app_version())
     _built[key] = tarball
     return tarball
