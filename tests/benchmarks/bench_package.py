@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import statistics
 import subprocess
@@ -33,7 +32,13 @@ from pathlib import Path
 import psutil
 
 from tests.benchmarks.figures import Targets, report
-from tests.installer.package import build_seconds, cannot_build, linux_package, unpack_package
+from tests.installer.package import (
+    build_seconds,
+    cannot_build,
+    linux_package,
+    unpack_package,
+    user_environment,
+)
 
 TARGETS: Targets = {
     "tarball_mb": ("package: cowork-VERSION-linux-x86_64.tar.gz", "MB", None, None),
@@ -58,24 +63,6 @@ def _inode(path: Path) -> tuple[int, int]:
 
 def _size(paths: list[Path]) -> float:
     return sum(path.stat().st_size for path in paths) / 1e6
-
-
-def _environment(home: Path) -> dict[str, str]:
-    env = {name: os.environ[name] for name in ("PATH", "LANG", "TMPDIR") if name in os.environ}
-    env.update(
-        {
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"),
-            "XDG_STATE_HOME": str(home / ".local" / "state"),
-            "XDG_CACHE_HOME": str(home / ".cache"),
-            "QT_QPA_PLATFORM": "offscreen",
-            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-            # a configured gateway (nothing listens there): no first-run dialog over the window
-            "LLM_GATEWAY_ENDPOINT": "http://127.0.0.1:9",
-        }
-    )
-    return env
 
 
 def _shown_times(log: Path) -> list[float]:
@@ -144,7 +131,8 @@ def measure(starts: int) -> dict[str, float]:
         shared = [p for p in runtime if _inode(p) in app_inodes]
         on_disk = list({_inode(p): p for p in files}.values())
         home = root / "home"
-        env = _environment(home)
+        # a configured gateway (nothing listens there): no first-run dialog over the window
+        env = user_environment(home, LLM_GATEWAY_ENDPOINT="http://127.0.0.1:9")
         log = home / ".local" / "state" / "Cowork" / "log" / "desktop.log"
         timings = [_one_start(app_dir / "Cowork", env, log) for _ in range(starts + 1)][1:]
         figures = {

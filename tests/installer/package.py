@@ -17,6 +17,7 @@ x86-64, or no PyInstaller; in CI a missing PyInstaller is an error) the callers 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,7 @@ __all__ = [
     "cannot_build",
     "linux_package",
     "unpack_package",
+    "user_environment",
 ]
 
 CACHE = REPO_ROOT / "build" / "out" / "test-apps"
@@ -113,6 +115,25 @@ def linux_package() -> Path:
     tarball = home / linux_tarball_name(app_version())
     _built[key] = tarball
     return tarball
+
+
+def user_environment(home: Path, **extra: str) -> dict[str, str]:
+    """What a desktop session would give the app, with every per-user folder under ``home`` and the
+    OS keychain out of reach; no Cowork setting, so the app starts its own backend."""
+    env = {name: os.environ[name] for name in ("PATH", "LANG", "TMPDIR") if name in os.environ}
+    env.update(
+        {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "QT_QPA_PLATFORM": "offscreen",
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+        }
+    )
+    env.update(extra)
+    return env
 
 
 def build_seconds(tarball: Path) -> float | None:

@@ -25,7 +25,7 @@ import pytest
 from agent_runtime.scripted_gateway import ScriptedGatewayThread
 from contracts.release import FILE_LIST_NAME, BundleFileList
 from cowork_release.appinfo import app_version
-from tests.installer.package import MANIFEST_URL, linux_package, unpack_package
+from tests.installer.package import MANIFEST_URL, linux_package, unpack_package, user_environment
 
 START_TIMEOUT_S = 60
 TASK_TIMEOUT_S = 90
@@ -36,25 +36,6 @@ EXIT_TIMEOUT_S = 30
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The unpacked package: ``…/Cowork``."""
     return unpack_package(linux_package(), tmp_path_factory.mktemp("installed"))
-
-
-def user_environment(home: Path, **extra: str) -> dict[str, str]:
-    """What a desktop session would give the app, with every per-user folder under ``home`` and the
-    OS keychain out of reach; no Cowork setting, so the app starts its own backend."""
-    env = {name: os.environ[name] for name in ("PATH", "LANG", "TMPDIR") if name in os.environ}
-    env.update(
-        {
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"),
-            "XDG_STATE_HOME": str(home / ".local" / "state"),
-            "XDG_CACHE_HOME": str(home / ".cache"),
-            "QT_QPA_PLATFORM": "offscreen",
-            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-        }
-    )
-    env.update(extra)
-    return env
 
 
 def log_lines(path: Path) -> list[dict[str, str]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import plistlib
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,11 +25,9 @@ from tests.installer.fakes import (
     Call,
     FakeTools,
     fat_macho,
-    is_tracked_executable,
     java_class,
     macho,
     secrets_absent,
-    shellcheck,
     single_warning,
     write,
 )
@@ -60,24 +57,6 @@ def tools(tmp_path: Path) -> FakeTools:
 
 
 # ---------------------------------------------------------------- the scripts as files
-
-
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
-def test_script_is_executable_bash_that_parses(script: Path) -> None:
-    assert script.read_text(encoding="utf-8").startswith("#!/usr/bin/env bash\n")
-    assert "set -euo pipefail" in script.read_text(encoding="utf-8")
-    assert script.stat().st_mode & 0o111 == 0o111
-    assert is_tracked_executable(script) in (True, None)
-    subprocess.run(["bash", "-n", str(script)], check=True)
-
-
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
-def test_script_passes_shellcheck(script: Path) -> None:
-    program = shellcheck()
-    if program is None:
-        pytest.skip("shellcheck is not installed")
-    result = subprocess.run([program, str(script)], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stdout
 
 
 def test_entitlements_relax_only_what_a_frozen_python_needs() -> None:

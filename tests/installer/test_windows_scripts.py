@@ -10,7 +10,6 @@ the data platformdirs actually puts there — and never deletes it in a silent u
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,9 +18,7 @@ from tests.installer.fakes import (
     REPO_ROOT,
     WINDOWS_DIR,
     FakeTools,
-    is_tracked_executable,
     secrets_absent,
-    shellcheck,
     single_warning,
     write,
 )
@@ -54,27 +51,6 @@ def app_dir(tmp_path: Path) -> Path:
 
 
 # ---------------------------------------------------------------- the scripts as files
-
-
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
-def test_script_is_executable_bash_that_parses(script: Path) -> None:
-    text = script.read_text(encoding="utf-8")
-    assert text.startswith("#!/usr/bin/env bash\n")
-    assert "set -euo pipefail" in text
-    tracing = re.search(r"^\s*set\s+-[a-z]*x|^\s*set\s+-o\s+xtrace", text, re.M)
-    assert tracing is None, "tracing would print the certificate password"
-    assert script.stat().st_mode & 0o111 == 0o111
-    assert is_tracked_executable(script) in (True, None)
-    subprocess.run(["bash", "-n", str(script)], check=True)
-
-
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
-def test_script_passes_shellcheck(script: Path) -> None:
-    program = shellcheck()
-    if program is None:
-        pytest.skip("shellcheck is not installed")
-    result = subprocess.run([program, str(script)], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stdout
 
 
 # ---------------------------------------------------------------- sign
