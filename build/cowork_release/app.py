@@ -68,7 +68,8 @@ class BuiltApp:
 
 def check_manifest_url(url: str) -> str:
     """The release manifest's URL as installed apps will fetch it: https, or http to this machine
-    only (a test site) — the desktop's updater refuses nothing here, so the release tool does.
+    only (a test site). An installed app given anything else only logs an error and never updates,
+    so the release tool refuses it before it ships.
     Returns it stripped; :class:`ReleaseError` says what is wrong."""
     text = url.strip()
     try:
