@@ -34,6 +34,7 @@ import qasync
 from platformdirs import user_data_dir, user_log_dir
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QSocketNotifier, Qt, qVersion
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from contracts.logs import JsonLinesFormatter
@@ -74,6 +75,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 CLOSE_TIMEOUT_S = 45.0
+WINDOW_ICON = Path(__file__).with_name("cowork.png")
+"""Package data, frozen beside this module too (``installer/cowork.spec``)."""
 UPDATER_STOP_TIMEOUT_S = 10.0
 
 _SOURCES = {"installed": "installed update", "previous": "previous update", "bundled": "bundled with the app"}
@@ -177,6 +180,7 @@ def run_app(
     app.setApplicationName("Cowork")
     app.setApplicationDisplayName("Cowork")
     app.setApplicationVersion(app_version())
+    app.setWindowIcon(QIcon(str(WINDOW_ICON)))
     follow_system_theme(app)
     with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
         return runner.run(DesktopApp(env, logs, opening=opening).run())

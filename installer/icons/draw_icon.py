@@ -13,6 +13,9 @@ the fonts a build machine has.
 Run it offscreen from the repository root::
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python installer/icons/draw_icon.py [OUTPUT_DIR]
+
+Without OUTPUT_DIR it redraws the repository's files, and the window's 256 px copy,
+``desktop/app/cowork.png`` (package data of the app, so it ships with every install).
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ PARTNER_COLOUR = QColor("#FFD66B")
 ICO_SIZES = (16, 20, 24, 32, 40, 48, 64, 128, 256)
 
 DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent
+WINDOW_ICON = DEFAULT_OUTPUT_DIR.parent.parent / "desktop" / "app" / "cowork.png"
+"""The app's own copy, 256 px: what the window shows in its title bar and task switcher (Linux, Windows)."""
+WINDOW_ICON_SIZE = 256
 
 
 def _body_rect() -> QRectF:
@@ -199,9 +205,20 @@ def main(argv: list[str]) -> int:
         print(f"error: cannot write {png_path}", file=sys.stderr)
         return 1
     ico_path.write_bytes(ico_bytes(icon))
-    app.processEvents()
     print(png_path)
     print(ico_path)
+    if not argv:  # the repository's art: the window's copy too
+        small = icon.scaled(
+            WINDOW_ICON_SIZE,
+            WINDOW_ICON_SIZE,
+            Qt.AspectRatioMode.IgnoreAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
+        if not small.save(str(WINDOW_ICON), "PNG"):
+            print(f"error: cannot write {WINDOW_ICON}", file=sys.stderr)
+            return 1
+        print(WINDOW_ICON)
+    app.processEvents()
     return 0
 
 

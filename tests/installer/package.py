@@ -54,6 +54,7 @@ _SOURCE_FILES = (
     "installer/cowork.spec",
     "installer/entry.py",
     "installer/icons/cowork.png",
+    "desktop/app/cowork.png",
     "agent_runtime/__init__.py",
     "pyproject.toml",
 )

@@ -100,3 +100,9 @@ def test_bad_output_directory_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "not a directory" in result.stderr
+
+
+def test_the_window_icon_is_a_256_px_copy_in_the_desktop_package() -> None:
+    # desktop.app.bootstrap loads it beside itself; pyproject's package data and the spec ship it.
+    width, height, colour_type = png_header((REPO_ROOT / "desktop" / "app" / "cowork.png").read_bytes())
+    assert (width, height, colour_type) == (256, 256, 6)

@@ -249,3 +249,5 @@ def test_the_package_holds_what_the_app_needs_and_nothing_it_must_not_ship(packa
     # About shows importlib.metadata's version of cowork: its metadata is frozen with the app.
     [metadata] = [n for n in internal if n.startswith("cowork") and n.endswith(("/PKG-INFO", "/METADATA"))]
     assert f"\nVersion: {app_version()}\n" in (package / "_internal" / metadata).read_text()
+    # The window's icon sits where desktop.app.bootstrap looks for it, beside the frozen module.
+    assert "desktop/app/cowork.png" in internal
