@@ -88,6 +88,10 @@ def info_plist(version: str) -> dict[str, object]:
         "CFBundleShortVersionString": version,
         "CFBundleVersion": version,
         "NSHighResolutionCapable": True,
+        # PyInstaller's BUNDLE takes `console` from the COLLECT, which takes it from its last EXE —
+        # cowork-cli, a console program — and then marks the app LSBackgroundOnly: no Dock icon, no
+        # menu bar, a window that cannot come to the front. Cowork.app is a foreground app.
+        "LSBackgroundOnly": False,
         "LSMinimumSystemVersion": MACOS_MINIMUM,
         "NSHumanReadableCopyright": COPYRIGHT,
         "LSApplicationCategoryType": "public.app-category.developer-tools",

@@ -229,6 +229,9 @@ def test_info_plist_and_the_windows_version_resource_carry_the_app_version() -> 
     plist = appinfo.info_plist("1.4.0")
     assert plist["CFBundleShortVersionString"] == plist["CFBundleVersion"] == "1.4.0"
     assert (plist["CFBundleName"], plist["NSHighResolutionCapable"]) == ("Cowork", True)
+    # The spec's COLLECT ends with the console program, which would make PyInstaller mark the .app
+    # background-only; the spec's entries are merged last, so this one wins.
+    assert plist["LSBackgroundOnly"] is False
     assert {"LSMinimumSystemVersion", "NSHumanReadableCopyright"} <= plist.keys()
     assert appinfo.windows_version_numbers("1.4") == (1, 4, 0, 0)
     assert appinfo.windows_version_numbers("2.0.1rc1") == (2, 0, 1, 0)
