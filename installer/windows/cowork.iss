@@ -100,15 +100,18 @@ end;
 
 { True while a program from the installation folder runs: the window, cowork-cli or the bundled
   agent-runtime. Windows lists processes through WMI; a failure there is logged and taken as "none",
-  so a broken WMI cannot block an uninstall. }
+  so a broken WMI cannot block an uninstall. The uninstaller itself is not Cowork: unins000.exe in the
+  installation folder copies itself to a temporary folder, starts the copy (which runs this code) and
+  keeps running until the uninstall ends, so it is left out. }
 function CoworkIsRunning(): Boolean;
 var
   Locator, Service, Processes, Process: Variant;
-  AppPrefix, ExePath: String;
+  AppPrefix, Uninstaller, ExePath: String;
   I: Integer;
 begin
   Result := False;
   AppPrefix := Uppercase(AddBackslash(ExpandConstant('{app}')));
+  Uninstaller := Uppercase(ExpandConstant('{uninstallexe}'));
   try
     Locator := CreateOleObject('WbemScripting.SWbemLocator');
     Service := Locator.ConnectServer('.', 'root\CIMV2');
@@ -117,7 +120,7 @@ begin
     begin
       Process := Processes.ItemIndex(I);
       ExePath := Uppercase(Process.ExecutablePath);
-      if Copy(ExePath, 1, Length(AppPrefix)) = AppPrefix then
+      if (Copy(ExePath, 1, Length(AppPrefix)) = AppPrefix) and (ExePath <> Uninstaller) then
       begin
         Log('Cowork is running: ' + ExePath);
         Result := True;

@@ -429,6 +429,27 @@ def test_iss_uninstaller_stops_for_a_running_cowork() -> None:
     assert "AddBackslash(ExpandConstant('{app}'))" in running
 
 
+def test_iss_uninstaller_does_not_take_itself_for_a_running_cowork() -> None:
+    # Inno Setup uninstalls in two processes: {app}\unins000.exe copies itself to a temporary folder,
+    # starts the copy (which runs InitializeUninstall) and waits for it to finish. Counted as Cowork,
+    # it would keep every uninstall asking to close Cowork, and stop every silent one.
+    running = code_block("CoworkIsRunning")
+    assert re.search(r"Uninstaller := Uppercase\(ExpandConstant\('\{uninstallexe\}'\)\);", running)
+    (condition,) = re.findall(r"if (.+) then\s+begin\s+Log\('Cowork is running", running)
+    assert "= AppPrefix" in condition
+    assert re.search(r"\bExePath <> Uninstaller\b", condition)
+    assert " and " in condition and " or " not in condition
+
+
+def test_iss_code_comments_hold_no_braces() -> None:
+    # Pascal's { } comments do not nest: a constant such as {app} written in one ends it early, and the
+    # rest of the comment is compiled as code.
+    code = "\n".join(iss_sections()["Code"])
+    code = re.sub(r"'[^'\n]*'", "''", code)  # string literals may hold braces ({app} constants)
+    for comment in re.findall(r"\{([^}]*)\}", code):
+        assert "{" not in comment, f"a brace inside a comment: {{{comment}}}"
+
+
 def test_iss_is_compiled_from_the_repository_layout() -> None:
     # build-installer finds the script beside itself; the icon it names is the one draw_icon.py makes.
     assert ISS.parent == BUILD_INSTALLER.parent
