@@ -30,6 +30,7 @@ WINDOWS_DIR = REPO_ROOT / "installer" / "windows"
 NOTARY_STATUS = "FAKE_NOTARY_STATUS"  # notarytool submit's verdict (default Accepted)
 FAIL_TOOL = "FAKE_FAIL"  # "codesign", "signtool", "hdiutil" or "iscc": that tool exits 1
 NO_IDENTITY = "FAKE_NO_IDENTITY"  # security find-identity finds no valid identity
+HDIUTIL_BUSY = "FAKE_HDIUTIL_BUSY"  # the first N `hdiutil create` calls fail with "Resource busy"
 
 NOTARY_LOG = '{"status": "Invalid", "issues": [{"path": "Cowork.app/Contents/MacOS/Cowork", "message": "The signature of the binary is invalid."}]}'  # noqa: E501
 
@@ -73,6 +74,12 @@ elif tool == "ditto":
     else:
         shutil.copytree(args[0], args[1], symlinks=True)
 elif tool == "hdiutil" and args[0] == "create":
+    with open(os.environ["FAKE_TOOLS_LOG"], encoding="utf-8") as log:
+        creates = [json.loads(line) for line in log]
+    creates = [call for call in creates if call["tool"] == "hdiutil" and call["argv"][:1] == ["create"]]
+    if len(creates) <= int(os.environ.get("FAKE_HDIUTIL_BUSY", "0")):
+        print("hdiutil: create failed - Resource busy", file=sys.stderr)
+        sys.exit(1)
     source = pathlib.Path(option("-srcfolder"))
     listing = {
         entry.name: (os.readlink(entry) if entry.is_symlink() else "dir" if entry.is_dir() else "file")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.installer.fakes import (
+    HDIUTIL_BUSY,
     MACOS_DIR,
     MH_BUNDLE,
     MH_DYLIB,
@@ -410,6 +411,34 @@ def test_dmg_failure_keeps_the_previous_image(tools: FakeTools, tmp_path: Path) 
     image = write(tmp_path / "dist" / "Cowork.dmg", b"the previous image")
     result = tools.run(DMG, app, image, FAKE_FAIL="hdiutil")
     assert result.returncode != 0
+    assert image.read_bytes() == b"the previous image"
+    assert sorted(p.name for p in image.parent.iterdir()) == ["Cowork.dmg"]
+    assert [call.argv[0] for call in tools.calls("hdiutil")] == ["create"], "only a busy image is retried"
+
+
+def test_dmg_tries_again_while_hdiutil_says_resource_busy(tools: FakeTools, tmp_path: Path) -> None:
+    # CI's macOS machines fail `hdiutil create` now and then with "Resource busy" (runner-images#7522).
+    tools.add("sleep")  # the waits between tries are recorded, not slept
+    app = build_app(tmp_path)["app"]
+    image = tmp_path / "dist" / "Cowork.dmg"
+    result = tools.run(DMG, app, image, **{HDIUTIL_BUSY: "2"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(image)
+    assert json.loads(image.read_text()) == {"Cowork.app": "dir", "Applications": "/Applications"}
+    assert [call.argv[0] for call in tools.calls("hdiutil")] == ["create", "create", "create", "verify"]
+    assert [call.argv for call in tools.calls("sleep")] == [["2"], ["4"]]
+    assert result.stderr.count("Resource busy") == 2
+    assert sorted(p.name for p in image.parent.iterdir()) == [image.name]
+
+
+def test_dmg_gives_up_when_hdiutil_stays_busy(tools: FakeTools, tmp_path: Path) -> None:
+    tools.add("sleep")
+    app = build_app(tmp_path)["app"]
+    image = write(tmp_path / "dist" / "Cowork.dmg", b"the previous image")
+    result = tools.run(DMG, app, image, **{HDIUTIL_BUSY: "99"})
+    assert result.returncode == 1
+    assert [call.argv[0] for call in tools.calls("hdiutil")] == ["create"] * 5
+    assert len(tools.calls("sleep")) == 4
     assert image.read_bytes() == b"the previous image"
     assert sorted(p.name for p in image.parent.iterdir()) == ["Cowork.dmg"]
 
