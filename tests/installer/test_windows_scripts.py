@@ -438,7 +438,8 @@ def test_iss_uninstaller_does_not_take_itself_for_a_running_cowork() -> None:
     (condition,) = re.findall(r"if (.+) then\s+begin\s+Log\('Cowork is running", running)
     assert "= AppPrefix" in condition
     assert re.search(r"\bExePath <> Uninstaller\b", condition)
-    assert " and " in condition and " or " not in condition
+    assert " and " in condition
+    assert " or " not in condition
 
 
 def test_iss_code_comments_hold_no_braces() -> None:
