@@ -63,3 +63,28 @@ def freeze(spec: Path = DEFAULT_SPEC, out: Path = DEFAULT_OUT, *, quiet: bool = 
     if not tree.is_dir():
         raise ReleaseError(f"PyInstaller finished but {tree} is missing")
     return Frozen(dist=tree)
+
+
+TocEntry = tuple[str, str, str]
+"""PyInstaller's table-of-contents entry: (destination name, source, type code)."""
+
+
+def flatten_python_framework(
+    binaries: list[TocEntry], datas: list[TocEntry]
+) -> tuple[list[TocEntry], list[TocEntry]]:
+    """The runtime's Analysis lists with a macOS framework-build Python collected as a plain ``Python``.
+
+    A framework build (python.org's, the CI runners') is collected as ``Python.framework/Versions/X.Y/Python``
+    with its Info.plist and symbolic links, and a ``Python`` link to it beside the program. A runtime
+    bundle holds regular files only, so packing would copy the binary out of its framework: a framework
+    binary without its framework, whose signature Apple's notary service rejects. The bootloader loads
+    ``Python`` from ``_internal``, as a plain file — which is how PyInstaller collects a non-framework
+    build — so nothing of the framework is needed. Lists without a framework Python come back unchanged.
+    """
+    prefix = "Python.framework/"
+    library = [src for dest, src, kind in binaries if dest.startswith(prefix) and dest.endswith("/Python")]
+    if not library:
+        return binaries, datas
+    kept_binaries = [entry for entry in binaries if not entry[0].startswith(prefix)]
+    kept_datas = [entry for entry in datas if not entry[0].startswith(prefix) and entry[0] != "Python"]
+    return [*kept_binaries, ("Python", library[0], "BINARY")], kept_datas
