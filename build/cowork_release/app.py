@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import tarfile
 import tempfile
 from collections.abc import Iterator
@@ -49,7 +50,14 @@ from cowork_release.bundle import BundleInfo, file_sha256, inspect_bundle
 from cowork_release.errors import ReleaseError
 from cowork_release.freeze import run_pyinstaller
 
-__all__ = ["DEFAULT_APP_SPEC", "BuiltApp", "build_app", "check_manifest_url", "pack_linux_app"]
+__all__ = [
+    "DEFAULT_APP_SPEC",
+    "BuiltApp",
+    "build_app",
+    "check_manifest_url",
+    "pack_linux_app",
+    "reseal_ad_hoc",
+]
 
 DEFAULT_APP_SPEC = REPO_ROOT / "installer" / "cowork.spec"
 STAGING_NAME = ".cowork-app-build"
@@ -144,6 +152,8 @@ def build_app(
         document = {"manifestUrl": url, "channel": channel}
         (resources / UPDATE_CONFIG_NAME).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         update_config = out / app_name / resources.relative_to(built) / UPDATE_CONFIG_NAME
+    if platform.startswith("darwin"):
+        reseal_ad_hoc(built)
     if platform == "linux-x86_64":
         (built / "cowork.desktop").write_text(desktop_entry(), encoding="utf-8")
         if ICON_SOURCE.is_file():
@@ -158,6 +168,22 @@ def build_app(
     return BuiltApp(
         app=target, version=version, runtime=runtime, update_config=update_config, tarball=tarball
     )
+
+
+def reseal_ad_hoc(app: Path) -> None:
+    """Seal the ``.app`` again, ad hoc, after the runtime and ``update.json`` were added to it.
+
+    PyInstaller signs the bundle ad hoc before they are there, so its seal no longer matches, and
+    macOS calls such a build "damaged" with no way to open it. Sealed again it is a test build macOS
+    opens after a warning; ``installer/macos/sign`` gives a release its Developer ID signature.
+    """
+    command = ["codesign", "--force", "--sign", "-", str(app)]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise ReleaseError(f"cannot run codesign: {exc.strerror or exc}") from None
+    if result.returncode != 0:
+        raise ReleaseError(f"codesign could not seal {app.name} again: {result.stderr.strip()[-500:]}")
 
 
 def _program_path(platform: Platform) -> Path:

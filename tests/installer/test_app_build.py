@@ -16,7 +16,7 @@ import pytest
 
 from contracts.release import PLATFORMS, Platform, current_platform
 from cowork_release import appinfo
-from cowork_release.app import _unpack_runtime, check_manifest_url, pack_linux_app
+from cowork_release.app import _unpack_runtime, check_manifest_url, pack_linux_app, reseal_ad_hoc
 from cowork_release.bundle import inspect_bundle, package
 from cowork_release.errors import ReleaseError
 from cowork_release.qt_trim import keep_qt_entry, keep_qt_file, trim_binaries
@@ -339,3 +339,23 @@ def test_system_libraries_only_a_dropped_plugin_linked_are_dropped_too() -> None
         "PySide6/Qt/plugins/platformthemes/libqgtk3.so",
         "PySide6/Qt/plugins/platforms/libqxcb.so",
     ]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a stand-in codesign started by its #! line")
+def test_the_macos_app_is_sealed_again_ad_hoc_after_the_runtime_is_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = tmp_path / "calls"
+    fake = tmp_path / "bin" / "codesign"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {calls}\n[ "$3" = - ] || exit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    app = tmp_path / "Cowork.app"
+    reseal_ad_hoc(app)
+    # Only the bundle itself: the programs and libraries inside keep PyInstaller's signatures.
+    assert calls.read_text().splitlines() == [f"--force --sign - {app}"]
+
+    fake.write_text("#!/bin/sh\necho 'Cowork.app: code object is not signed at all' >&2\nexit 1\n")
+    with pytest.raises(ReleaseError, match=r"could not seal Cowork\.app again: .*not signed at all"):
+        reseal_ad_hoc(app)
