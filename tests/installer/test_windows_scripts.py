@@ -10,6 +10,7 @@ the data platformdirs actually puts there — and never deletes it in a silent u
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -206,6 +207,20 @@ def test_build_installer_compiles_the_script_with_the_defines(
     assert call.env["MSYS2_ARG_CONV_EXCL"] == "*"
 
 
+def build_with_certificate(
+    tools: FakeTools, app_dir: Path, certificate: Path, tmp_path: Path
+) -> subprocess.CompletedProcess[str]:
+    """build-installer with a certificate and its password configured."""
+    return tools.run(
+        BUILD_INSTALLER,
+        app_dir,
+        "0.1.0",
+        tmp_path / "out",
+        COWORK_WINDOWS_CERT_FILE=str(certificate),
+        COWORK_WINDOWS_CERT_PASSWORD=CERT_PASSWORD,
+    )
+
+
 def test_build_installer_gives_a_prerelease_a_numeric_file_version(
     tools: FakeTools, app_dir: Path, tmp_path: Path
 ) -> None:
@@ -219,14 +234,7 @@ def test_build_installer_gives_a_prerelease_a_numeric_file_version(
 def test_build_installer_signs_the_uninstaller_through_the_sign_script_when_a_certificate_is_set(
     tools: FakeTools, app_dir: Path, certificate: Path, tmp_path: Path
 ) -> None:
-    result = tools.run(
-        BUILD_INSTALLER,
-        app_dir,
-        "0.1.0",
-        tmp_path / "out",
-        COWORK_WINDOWS_CERT_FILE=str(certificate),
-        COWORK_WINDOWS_CERT_PASSWORD=CERT_PASSWORD,
-    )
+    result = build_with_certificate(tools, app_dir, certificate, tmp_path)
     assert result.returncode == 0, result.stderr
     argv = tools.calls("iscc")[0].argv
     assert "/DSignUninstaller" in argv
@@ -358,14 +366,7 @@ def test_iss_start_menu_shortcut_and_optional_desktop_icon() -> None:
 def test_iss_uses_only_the_defines_build_installer_passes(
     tools: FakeTools, app_dir: Path, certificate: Path, tmp_path: Path
 ) -> None:
-    result = tools.run(
-        BUILD_INSTALLER,
-        app_dir,
-        "0.1.0",
-        tmp_path / "out",
-        COWORK_WINDOWS_CERT_FILE=str(certificate),
-        COWORK_WINDOWS_CERT_PASSWORD=CERT_PASSWORD,
-    )
+    result = build_with_certificate(tools, app_dir, certificate, tmp_path)
     assert result.returncode == 0, result.stderr
     passed = {arg[2:].split("=", 1)[0] for arg in tools.calls("iscc")[0].argv if arg.startswith("/D")}
     text = ISS.read_text(encoding="ascii")
