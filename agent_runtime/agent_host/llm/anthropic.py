@@ -76,7 +76,9 @@ def build_body(
     system: str,
     turns: Sequence[Turn],
     tools: Sequence[ToolDefinition],
+    host: str = "",
 ) -> dict[str, Any]:
+    """The request body; the same for every host (``host`` is taken for the dialects' one signature)."""
     messages: list[dict[str, Any]] = []
     for index, turn in enumerate(turns):
         if isinstance(turn, UserTurn):

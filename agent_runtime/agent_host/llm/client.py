@@ -10,8 +10,9 @@ tool calls until the response is complete (§6.3), and returns an :class:`LlmRes
   ``Retry-After`` says; then :class:`LlmRetriesExhausted` carrying the last cause (the loop pauses the
   session). A partly streamed attempt is thrown away whole, ``on_discard`` is called, and the whole
   request is sent again — the thread is untouched, so this is safe (§6.4).
-* 400 → :class:`LlmGuardrailBlocked`; other 4xx and redirects → :class:`LlmRejected`; a stream that is
-  not the dialect's → :class:`LlmProtocolError`. Never retried.
+* A 400 (or 403) whose body says the content was blocked → :class:`LlmGuardrailBlocked`; any other
+  4xx and redirects → :class:`LlmRejected` in the gateway's own words; a stream that is not the
+  dialect's → :class:`LlmProtocolError`. Never retried.
 * Cancellation: ``asyncio.CancelledError`` propagates after the HTTP stream and its connection are
   closed; nothing partial is returned and no callback runs.
 
@@ -28,7 +29,9 @@ import asyncio
 import inspect
 import json
 import logging
+import os
 import random as random_module
+import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -97,6 +100,7 @@ class LlmClient:
         tests control backoff; ``trust_env=None`` means "yes, unless the gateway is on loopback"."""
         self._config = config
         self._url = config.url
+        self._host = httpx.URL(config.url).host
         self._timeouts = timeouts
         self._retry = retry or RetrySettings()
         self._sleep = sleep
@@ -111,7 +115,7 @@ class LlmClient:
             "accept-encoding": "identity",
             "user-agent": USER_AGENT,
             "connection": "close",
-            **_HEADERS[config.dialect](config.token, httpx.URL(self._url).host),
+            **_HEADERS[config.dialect](config.token, self._host),
         }
 
     @property
@@ -154,6 +158,7 @@ class LlmClient:
             system=system_prompt,
             turns=turns,
             tools=tools,
+            host=self._host,
         )
 
     async def stream(
@@ -259,7 +264,8 @@ class LlmClient:
                     "The LLM gateway's stream broke off before the response was complete"
                 ) from exc
             raise LlmUnreachable(
-                "The LLM gateway could not be reached", details={"reason": type(exc).__name__}
+                "The LLM gateway could not be reached",
+                details={"reason": type(exc).__name__, "networkError": _network_error(exc)},
             ) from exc
 
     async def _read_stream(
@@ -303,6 +309,25 @@ async def _read_capped(response: httpx.Response, limit: int) -> bytes:
         if len(body) >= limit:
             break
     return bytes(body[:limit])
+
+
+def _network_error(exc: BaseException) -> str:
+    """The operating system's words for why a connection failed ("connection refused", "name or
+    service not known"): httpx and anyio wrap the socket's error, and their own text ("All connection
+    attempts failed") hides which it was."""
+    found: OSError | None = None
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError):
+            found = current
+        current = current.__cause__ or current.__context__
+    if isinstance(found, socket.gaierror):
+        return f"its host name could not be resolved ({found.strerror or found})"
+    if found is not None and isinstance(found.errno, int) and found.errno > 0:
+        return os.strerror(found.errno).lower()
+    return str(found or exc)[:200] or type(exc).__name__
 
 
 def _printable(text: str) -> str:

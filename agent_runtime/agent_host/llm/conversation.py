@@ -3,8 +3,8 @@
 The thread (``ConversationMessage`` list) may hold what neither API takes as is: system-role notes in
 the middle (the truncation marker of §5.4, the guardrail note of §6.4), several messages of one role
 in a row, tool results whose call was truncated away, calls whose result never arrived (a crash
-mid-step). Both APIs answer such requests with HTTP 400 — which the seed reads as a guardrail block —
-so the request is made valid here, once, for both dialects:
+mid-step). Both APIs answer such requests with HTTP 400, which no retry can fix and which fails the
+task, so the request is made valid here, once, for both dialects:
 
 * user, system and tool messages form **user turns**; assistant messages form **assistant turns**;
   consecutive messages of one side merge into one turn, so roles alternate;

@@ -4,9 +4,10 @@
 
     LlmError (contracts.errors.CoworkError: carries the seed's ErrorShape)
     ├── LlmConfigError          LLM_GATEWAY_* missing or invalid               INVALID_REQUEST
-    ├── LlmGuardrailBlocked     HTTP 400, content_filter, refusal; never retried LLM_GUARDRAIL_BLOCKED
-    ├── LlmRejected             other 4xx, redirects, an unusable request;      UNAUTHORIZED /
-    │                           never retried                                   INVALID_REQUEST
+    ├── LlmGuardrailBlocked     a 400/403 whose body says content was blocked,  LLM_GUARDRAIL_BLOCKED
+    │                           content_filter, refusal; never retried
+    ├── LlmRejected             any other 400, other 4xx, redirects, an         UNAUTHORIZED /
+    │                           unusable request; never retried                 INVALID_REQUEST
     ├── LlmProtocolError        malformed SSE, JSON or event order               INTERNAL_ERROR
     │   └── LlmMalformedToolCall  a tool call's arguments are not a JSON object (retried)
     ├── LlmRetriesExhausted     every attempt failed transiently: the loop pauses the session (§6.4)
@@ -81,7 +82,8 @@ class LlmGuardrailBlocked(LlmError):
 
 
 class LlmRejected(LlmError):
-    """The gateway refused the request for a reason a retry cannot fix (401/403, 404/413/422, 3xx)."""
+    """The gateway refused the request for a reason a retry cannot fix (a 400 that is not a content
+    block — an unsupported parameter, a prompt over the window —, 401/403, 404/413/422, 3xx)."""
 
     default_code = ErrorCode.INVALID_REQUEST
 

@@ -5,16 +5,23 @@ gateway says               error                                   retried
 =========================  ======================================  =========
 429                        LlmRateLimited (RATE_LIMITED)           yes
 408, 5xx (529 included)    LlmServerError                          yes
-400                        LlmGuardrailBlocked                     no
+400 or 403, content block  LlmGuardrailBlocked                     no
+400                        LlmRejected (INVALID_REQUEST)           no
 401, 403                   LlmRejected (UNAUTHORIZED)              no
 other 4xx (404, 413, 422)  LlmRejected (INVALID_REQUEST)           no
 3xx                        LlmRejected: redirects are not followed no
 =========================  ======================================  =========
 
-The seed reads every 400 as a guardrail block (the gateway owns the guardrails); the gateway's own
-message is kept so a plain bad request still says what it is. An error *event* inside a stream
-(Anthropic's ``event: error``, OpenAI-style ``{"error": …}`` chunks) is classified the same way, by
-the status its type stands for.
+The seed names a 400 "guardrail blocked" because the gateway owns the guardrails; but a 400 is also
+every plain bad request (an unsupported parameter, a prompt over the context window), and calling
+those a block sends the user off rephrasing a request that can never pass. So a 400 is a guardrail
+block only when its body says content was blocked — an error code such as ``content_filter`` or
+``content_policy_violation`` (OpenAI, Azure OpenAI), or a message naming a guardrail, a content
+filter or policy, moderation or a flagged prompt (LiteLLM's guardrails, Anthropic's output filter,
+OpenAI's prompt check). A 403 that says so is one too: OpenRouter answers a moderation flag with 403.
+Any other 400 is an :class:`LlmRejected` in the gateway's own words. An error *event* inside a
+stream (Anthropic's ``event: error``, OpenAI-style ``{"error": …}`` chunks) is classified the same
+way, by the status its type stands for.
 """
 
 from __future__ import annotations
@@ -55,6 +62,30 @@ _ERROR_TYPE_STATUS = {
     "insufficient_quota": 429,
     "server_error": 500,
 }
+
+# Error codes and types that mean "content was blocked", as substrings of the lowercased code:
+# content_filter / content_policy_violation (OpenAI, Azure OpenAI and its innererror
+# ResponsibleAIPolicyViolation), guardrail_* (gateways), moderation_* .
+_BLOCK_CODES = ("content_filter", "content_policy", "policy_violation", "guardrail", "moderation")
+# Phrases in the gateway's message that say the same: LiteLLM's "Violated guardrail policy" and
+# "Violated content safety policy", Anthropic's "Output blocked by content filtering policy", OpenAI's
+# "flagged as potentially violating our usage policy" and "rejected as a result of our safety system".
+# Deliberately not bare "safety", "moderation" or "policy": a plain bad request may name the
+# ``safety_identifier`` parameter, a model such as omni-moderation, or the policy's model allowlist.
+_BLOCK_PHRASES = (
+    "guardrail",
+    "content filter",
+    "content_filter",
+    "content management policy",
+    "content policy",
+    "content safety",
+    "safety policy",
+    "safety system",
+    "usage policy",
+    "usage policies",
+    "moderation polic",
+    "flagged",
+)
 
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)|File \"[^\"]+\", line \d+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
@@ -113,6 +144,11 @@ def _find_message(data: Any) -> str | None:
         value = data.get(key)
         if isinstance(value, str) and value:
             return value
+        if isinstance(value, Mapping):
+            # LiteLLM's guardrails put an object here: {"error": "Violated guardrail policy", …}.
+            found = _find_message(value)
+            if found:
+                return found
     return None
 
 
@@ -124,6 +160,26 @@ def _error_type(body: Any) -> str | None:
             if isinstance(kind, str):
                 return kind[:100]
     return None
+
+
+def _error_codes(body: Any) -> list[str]:
+    """Every error code and type the body names, lowercased (Azure nests one in ``innererror``)."""
+    codes: list[str] = []
+    error = body.get("error") if isinstance(body, Mapping) else None
+    for source in (body, error, error.get("innererror") if isinstance(error, Mapping) else None):
+        if isinstance(source, Mapping):
+            codes.extend(
+                value.lower() for key in ("code", "type") if isinstance(value := source.get(key), str)
+            )
+    return codes
+
+
+def _says_content_blocked(body: Any, said: str | None) -> bool:
+    """Whether an error body says the request's content was blocked (see the module docstring)."""
+    if any(marker in code for code in _error_codes(body) for marker in _BLOCK_CODES):
+        return True
+    text = (said or "").lower()
+    return any(phrase in text for phrase in _BLOCK_PHRASES)
 
 
 def error_for_status(
@@ -162,11 +218,12 @@ def error_for_status(
             retry_after_s=parse_retry_after(headers, now),
             details=details,
         )
-    if status == 400:
+    if status in (400, 403) and _says_content_blocked(parsed, said):
         return LlmGuardrailBlocked(
-            f"The LLM gateway blocked the request{suffix or ' (HTTP 400)'}",
-            details=details,
+            f"The LLM gateway blocked the request{suffix or f' (HTTP {status})'}", details=details
         )
+    if status == 400:
+        return LlmRejected(f"The LLM gateway rejected the request (HTTP 400){suffix}", details=details)
     if status in (401, 403):
         return LlmRejected(
             f"The LLM gateway refused the credentials (HTTP {status}){suffix}. Check LLM_GATEWAY_AUTH_TOKEN.",

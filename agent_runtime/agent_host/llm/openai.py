@@ -13,6 +13,7 @@ is neither a chunk nor an error is a protocol error.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,7 @@ from .response import LlmUsage
 from .sse import SseEvent
 from .streaming import Outcome, ToolCallBuilder, json_object, protocol_error
 
-__all__ = ["OpenAiStream", "build_body", "headers"]
+__all__ = ["OpenAiStream", "build_body", "headers", "max_tokens_field"]
 
 DIALECT = "openai"
 
@@ -39,8 +40,35 @@ STOP_REASONS = {
 }
 
 
+# OpenAI's reasoning families (o1, o3, o4-mini…, gpt-5…), after any provider prefix ("openai/o3").
+_REASONING_MODEL = re.compile(r"^(?:o\d+|gpt-5)(?:$|[-.:_])", re.IGNORECASE)
+
+
 def headers(token: str | None, host: str = "") -> dict[str, str]:
     return {"authorization": f"Bearer {token}"} if token else {}
+
+
+def max_tokens_field(model: str, host: str) -> str:
+    """The body field that carries the output limit for this model at this host.
+
+    OpenAI's API reference deprecates ``max_tokens`` for ``max_completion_tokens``, and its reasoning
+    models refuse ``max_tokens`` outright ("Use 'max_completion_tokens' instead"). But Ollama and LM
+    Studio read only ``max_tokens`` and silently ignore the newer field, so sending it everywhere would
+    drop the limit there. Hence:
+
+    * OpenAI's own API (``api.openai.com``, Azure OpenAI): ``max_completion_tokens`` for every model;
+    * OpenRouter: ``max_tokens``, the field it documents and maps to each provider's own;
+    * elsewhere (LiteLLM, vLLM, Ollama…): ``max_completion_tokens`` for an OpenAI reasoning model —
+      it refuses the old field, and the servers that forward it (LiteLLM, vLLM) take the new one —
+      and ``max_tokens`` for any other model, the one field every compatible server reads.
+    """
+    host = host.lower().rstrip(".")
+    if host == "api.openai.com" or host.endswith(".openai.azure.com"):
+        return "max_completion_tokens"
+    if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
+        return "max_tokens"
+    name = model.rsplit("/", 1)[-1].strip()
+    return "max_completion_tokens" if _REASONING_MODEL.match(name) else "max_tokens"
 
 
 def build_body(
@@ -50,7 +78,9 @@ def build_body(
     system: str,
     turns: Sequence[Turn],
     tools: Sequence[ToolDefinition],
+    host: str = "",
 ) -> dict[str, Any]:
+    """The request body; ``host`` is the gateway's, which decides the output limit's field name."""
     messages: list[dict[str, Any]] = []
     if system.strip():
         messages.append({"role": "system", "content": system})
@@ -81,9 +111,7 @@ def build_body(
         messages.append(message)
     body: dict[str, Any] = {
         "model": model,
-        # max_tokens rather than max_completion_tokens: every listed server (LiteLLM, vLLM, Ollama,
-        # OpenRouter) takes it, and OpenAI still does for its chat models.
-        "max_tokens": max_tokens,
+        max_tokens_field(model, host): max_tokens,
         "stream": True,
         "stream_options": {"include_usage": True},
         "messages": messages,

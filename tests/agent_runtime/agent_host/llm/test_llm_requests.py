@@ -358,3 +358,71 @@ def test_anthropics_own_api_gets_the_key_only_as_x_api_key() -> None:
     assert anthropic_headers("sk-ant-api-key", "api.anthropic.com")["x-api-key"] == "sk-ant-api-key"
     assert anthropic_headers("k", "litellm.internal")["authorization"] == "Bearer k"
     assert "authorization" not in anthropic_headers("k", "API.Anthropic.com.")
+
+
+async def _openai_body_for(model: str) -> dict[str, Any]:
+    async with ScriptedGateway(OK) as gateway:
+        llm = LlmClient(GatewayConfig(gateway.url, None, "openai", model=model))
+        await llm.stream(policy=_policy("*"), system_prompt="s", messages=[user("hi")], tools=[])
+        (request,) = gateway.requests
+        gateway.assert_done()
+    body: dict[str, Any] = request.body
+    return body
+
+
+# OpenAI's reasoning families refuse max_tokens ("Use 'max_completion_tokens' instead"), whoever
+# forwards the request (LiteLLM, vLLM and OpenAI itself take max_completion_tokens); every other model
+# behind a compatible server gets max_tokens, the one field Ollama, LM Studio and older servers read.
+@pytest.mark.parametrize(
+    ("model", "field"),
+    [
+        ("o1", "max_completion_tokens"),
+        ("o1-preview", "max_completion_tokens"),
+        ("o3-mini", "max_completion_tokens"),
+        ("o4-mini-2025-04-16", "max_completion_tokens"),
+        ("gpt-5", "max_completion_tokens"),
+        ("gpt-5-mini", "max_completion_tokens"),
+        ("gpt-5.1", "max_completion_tokens"),
+        ("GPT-5-Nano", "max_completion_tokens"),
+        ("openai/o3", "max_completion_tokens"),  # a LiteLLM provider prefix
+        ("azure/o1-mini", "max_completion_tokens"),
+        ("gpt-4o", "max_tokens"),
+        ("gpt-4.1-mini", "max_tokens"),
+        ("llama3.1", "max_tokens"),
+        ("qwen2.5:7b", "max_tokens"),
+        ("meta-llama/Llama-3.1-8B-Instruct", "max_tokens"),
+        ("olmo-2", "max_tokens"),
+        ("omni-moderation", "max_tokens"),
+        ("model-o3", "max_tokens"),
+    ],
+)
+async def test_openai_sends_the_output_limit_in_the_field_the_model_family_accepts(
+    model: str, field: str
+) -> None:
+    body = await _openai_body_for(model)
+    other = {"max_tokens", "max_completion_tokens"} - {field}
+    assert body[field] == 7
+    assert not other & set(body)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "model", "field"),
+    [
+        # OpenAI's own API: max_completion_tokens is the current field and every chat model takes it.
+        ("https://api.openai.com/v1", "gpt-4o", "max_completion_tokens"),
+        ("https://API.OpenAI.com./v1/chat/completions", "gpt-4o-mini", "max_completion_tokens"),
+        ("https://my-resource.openai.azure.com/openai/v1", "my-deployment", "max_completion_tokens"),
+        # OpenRouter documents max_tokens and maps it to each provider's own field itself.
+        ("https://openrouter.ai/api/v1", "openai/o3-mini", "max_tokens"),
+        ("http://localhost:11434/v1", "gpt-4o", "max_tokens"),
+        ("http://litellm:4000", "o3", "max_completion_tokens"),
+        ("https://notopenai.com/v1", "gpt-4o", "max_tokens"),
+    ],
+)
+def test_openais_own_api_gets_max_completion_tokens_for_every_model(
+    endpoint: str, model: str, field: str
+) -> None:
+    llm = LlmClient(GatewayConfig(endpoint, "key", "openai", model=model))
+    body = llm.build_body(policy=_policy("*"), system_prompt="", messages=[user("hi")], tools=[])
+    assert body[field] == 7
+    assert not ({"max_tokens", "max_completion_tokens"} - {field}) & set(body)

@@ -83,17 +83,253 @@ async def test_rate_limits_that_never_end_exhaust_with_the_rate_limited_code() -
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-async def test_a_400_is_a_guardrail_block_sent_exactly_once(dialect: Dialect) -> None:
+async def test_a_plain_400_is_a_rejection_with_the_gateways_message_sent_exactly_once(
+    dialect: Dialect,
+) -> None:
     recorder = Recorder()
-    script = [{"kind": "error", "status": 400, "message": "Prompt violates policy P-7"}, {"text": "never"}]
+    said = "Unsupported parameter: 'max_tokens' is not supported with this model."
+    script = [{"kind": "error", "status": 400, "message": said}, {"text": "never"}]
+    async with ScriptedGateway(script) as gateway:
+        with pytest.raises(LlmRejected) as caught:
+            await ask(client(gateway.url, dialect, recorder), recorder)
+        assert len(gateway.requests) == 1
+    assert not isinstance(caught.value, LlmGuardrailBlocked)
+    assert caught.value.code is ErrorCode.INVALID_REQUEST
+    assert not caught.value.shape.retryable
+    assert caught.value.message == f"The LLM gateway rejected the request (HTTP 400): {said}"
+    assert caught.value.shape.details["status"] == 400
+    assert recorder.sleeps == []
+
+
+OPENAI_FLAGGED = "Invalid prompt: your prompt was flagged as potentially violating our usage policy."
+
+AZURE_FILTERED = (
+    "The response was filtered due to the prompt triggering Azure OpenAI's content management policy."
+)
+
+LITELLM_AS_TEXT = "{'error': 'Violated content safety policy', 'lakera_ai_response': {'flagged': True}}"
+
+OPENROUTER_FLAGGED = (
+    'openai/gpt-4o requires moderation on OpenRouter. Your input was flagged for "harassment"'
+)
+
+
+# What real gateways answer with a 400 that is not about content; none of it is a guardrail block.
+PLAIN_400_BODIES = [
+    pytest.param(
+        {
+            "error": {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                "'max_completion_tokens' instead.",
+                "type": "invalid_request_error",
+                "param": "max_tokens",
+                "code": "unsupported_parameter",
+            }
+        },
+        "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+        "'max_completion_tokens' instead.",
+        id="openai-unsupported-parameter",
+    ),
+    pytest.param(
+        {
+            "error": {
+                "message": "Invalid type for 'safety_identifier': expected a string, but got an integer.",
+                "type": "invalid_request_error",
+                "param": "safety_identifier",
+                "code": "invalid_type",
+            }
+        },
+        "Invalid type for 'safety_identifier': expected a string, but got an integer.",
+        id="openai-invalid-type",
+    ),
+    pytest.param(
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "prompt is too long: 210000 tokens > 200000 maximum",
+            },
+        },
+        "prompt is too long: 210000 tokens > 200000 maximum",
+        id="anthropic-too-long",
+    ),
+    pytest.param(
+        {
+            "object": "error",
+            "message": "This model's maximum context length is 8192 tokens.",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        },
+        "This model's maximum context length is 8192 tokens.",
+        id="vllm",
+    ),
+    pytest.param(
+        {
+            "error": {
+                "message": "model 'llama9' not found",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+        },
+        "model 'llama9' not found",
+        id="ollama",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "said"), PLAIN_400_BODIES)
+async def test_a_400_that_is_not_about_content_is_a_rejection_in_the_gateways_words(
+    body: dict[str, object], said: str
+) -> None:
+    async with ScriptedGateway([{"kind": "error", "status": 400, "body": body}]) as gateway:
+        with pytest.raises(LlmRejected) as caught:
+            await ask(client(gateway.url, "openai"))
+        assert len(gateway.requests) == 1
+    assert not isinstance(caught.value, LlmGuardrailBlocked)
+    assert caught.value.code is ErrorCode.INVALID_REQUEST
+    assert not caught.value.shape.retryable
+    assert caught.value.message == f"The LLM gateway rejected the request (HTTP 400): {said}"
+
+
+# What gateways and providers answer when they block content: OpenAI (moderation, reasoning models'
+# prompt check), Azure OpenAI's content filter, LiteLLM's guardrails (the message an object, or that
+# object as text), Anthropic's output filter, and a gateway that just says "guardrail".
+BLOCKED_BODIES = [
+    pytest.param(
+        400,
+        {
+            "error": {
+                "message": "Your request was rejected as a result of our safety system.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "content_policy_violation",
+            }
+        },
+        "Your request was rejected as a result of our safety system.",
+        id="openai-content-policy",
+    ),
+    pytest.param(
+        400,
+        {
+            "error": {
+                "message": OPENAI_FLAGGED,
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_prompt",
+            }
+        },
+        OPENAI_FLAGGED,
+        id="openai-reasoning-flagged",
+    ),
+    pytest.param(
+        400,
+        {
+            "error": {
+                "message": AZURE_FILTERED,
+                "type": None,
+                "param": "prompt",
+                "code": "content_filter",
+                "status": 400,
+                "innererror": {
+                    "code": "ResponsibleAIPolicyViolation",
+                    "content_filter_result": {"hate": {"filtered": True, "severity": "high"}},
+                },
+            }
+        },
+        AZURE_FILTERED,
+        id="azure-content-filter",
+    ),
+    pytest.param(
+        400,
+        {
+            "error": {
+                "message": {"error": "Violated guardrail policy", "aporia_ai_response": {"action": "block"}},
+                "type": "None",
+                "param": "None",
+                "code": "400",
+            }
+        },
+        "Violated guardrail policy",
+        id="litellm-guardrail",
+    ),
+    pytest.param(
+        400,
+        {
+            "error": {
+                "message": LITELLM_AS_TEXT,
+                "type": "None",
+                "param": "None",
+                "code": "400",
+            }
+        },
+        LITELLM_AS_TEXT,
+        id="litellm-guardrail-as-text",
+    ),
+    pytest.param(
+        400,
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "Output blocked by content filtering policy",
+            },
+        },
+        "Output blocked by content filtering policy",
+        id="anthropic-output-filter",
+    ),
+    pytest.param(
+        400,
+        {
+            "error": {
+                "message": "Request blocked by the organisation's guardrail G-7",
+                "type": "guardrail_blocked",
+            }
+        },
+        "Request blocked by the organisation's guardrail G-7",
+        id="gateway-guardrail",
+    ),
+    pytest.param(
+        403,
+        {
+            "error": {
+                "code": 403,
+                "message": OPENROUTER_FLAGGED,
+                "metadata": {"reasons": ["harassment"]},
+            }
+        },
+        OPENROUTER_FLAGGED,
+        id="openrouter-moderation",
+    ),
+]
+
+
+@pytest.mark.parametrize(("status", "body", "said"), BLOCKED_BODIES)
+async def test_a_400_that_says_the_content_was_blocked_is_a_guardrail_block_sent_once(
+    status: int, body: dict[str, object], said: str
+) -> None:
+    recorder = Recorder()
+    script = [{"kind": "error", "status": status, "body": body}, {"text": "never"}]
     async with ScriptedGateway(script) as gateway:
         with pytest.raises(LlmGuardrailBlocked) as caught:
-            await ask(client(gateway.url, dialect, recorder), recorder)
+            await ask(client(gateway.url, "openai", recorder), recorder)
         assert len(gateway.requests) == 1
     assert caught.value.code is ErrorCode.LLM_GUARDRAIL_BLOCKED
     assert not caught.value.shape.retryable
-    assert "Prompt violates policy P-7" in caught.value.message
+    assert caught.value.message == f"The LLM gateway blocked the request: {said}"
     assert recorder.sleeps == []
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_a_400_saying_guardrail_is_a_block_in_both_dialects(dialect: Dialect) -> None:
+    script = [{"kind": "error", "status": 400, "message": "Blocked by guardrail: prompt injection"}]
+    async with ScriptedGateway(script) as gateway:
+        with pytest.raises(LlmGuardrailBlocked) as caught:
+            await ask(client(gateway.url, dialect))
+    assert (
+        caught.value.message == "The LLM gateway blocked the request: Blocked by guardrail: prompt injection"
+    )
 
 
 @pytest.mark.parametrize(
@@ -204,15 +440,24 @@ async def test_an_overloaded_error_event_mid_stream_is_retried(dialect: Dialect)
     assert recorder.retries[0][2]  # a reason the user can read
 
 
-async def test_an_invalid_request_error_event_mid_stream_is_not_retried() -> None:
+@pytest.mark.parametrize(
+    ("said", "blocked"),
+    [
+        ("Output blocked by content filtering policy", True),
+        ("messages: text content blocks must be non-empty", False),
+    ],
+)
+async def test_an_invalid_request_error_event_mid_stream_is_not_retried(said: str, blocked: bool) -> None:
     script = [
-        {"text": "abc", "streamError": {"afterChunks": 0, "status": 400, "message": "blocked"}},
+        {"text": "abc", "streamError": {"afterChunks": 0, "status": 400, "message": said}},
         {"text": "x"},
     ]
     async with ScriptedGateway(script) as gateway:
-        with pytest.raises(LlmGuardrailBlocked) as caught:
+        with pytest.raises(LlmRejected if not blocked else LlmGuardrailBlocked) as caught:
             await ask(client(gateway.url, "anthropic"))
         assert len(gateway.requests) == 1
+    assert isinstance(caught.value, LlmGuardrailBlocked) is blocked
+    assert said in caught.value.message
     assert caught.value.shape.details["inStream"] is True
 
 
