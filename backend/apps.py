@@ -180,7 +180,9 @@ def create_app(
     elif "session" in wanted:
         workspace_resolver.target = HttpWorkspaceResolver(remote())
     if "approval" in wanted:
-        backend.approvals = ApprovalService(stores.approvals, session_directory, clock)
+        backend.approvals = ApprovalService(
+            stores.approvals, session_directory, clock, settings.client_clock_skew
+        )
         _add_routes(
             app, approval_api.router(backend.approvals, authenticate, runner, limits.max_json_body_bytes)
         )

@@ -71,7 +71,7 @@ class UsageError(Exception):
 # ---------------------------------------------------------------------------------------------- stores
 
 
-def _open_stores(args: argparse.Namespace, settings: Settings) -> Stores:
+def _open_stores(args: argparse.Namespace, settings: Settings, *, serving: bool = False) -> Stores:
     # Each store is imported only when chosen: boto3 alone takes a few hundred milliseconds to import,
     # which the desktop's embedded backend (local store) should not pay at every start.
     if args.store == "memory":
@@ -81,7 +81,11 @@ def _open_stores(args: argparse.Namespace, settings: Settings) -> Stores:
     if args.store == "local":
         from backend.storage.local import open_local_stores
 
-        return open_local_stores(args.data_dir, inline_content_bytes=settings.inline_content_bytes)
+        return open_local_stores(
+            args.data_dir,
+            inline_content_bytes=settings.inline_content_bytes,
+            remove_interrupted_uploads=serving,
+        )
     from backend.storage.aws import open_aws_stores
 
     return open_aws_stores(_aws_settings(args, settings))
@@ -214,7 +218,9 @@ def _serve(args: argparse.Namespace) -> int:
         else None
     )
     verifying, policy_key = _serving_keys(args, keys)
-    stores = _open_stores(args, settings)
+    # Before the stores open, so what opening them does (removing interrupted uploads) is logged.
+    configure_logging(args.log_level, args.log_file)
+    stores = _open_stores(args, settings, serving=True)
     backend: Backend | None = None
     try:
         try:
@@ -232,7 +238,6 @@ def _serve(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         backend = app.state.backend
-        configure_logging(args.log_level, args.log_file)
         sock = _bind(args.host, args.port)
         host, port = sock.getsockname()[:2]
         url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 
@@ -26,3 +29,20 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, object]:
         """The JSON-ready dict with the seed's field names; absent optional fields are left out."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _instant_exists_in_utc(value: datetime) -> datetime:
+    # "9999-12-31T23:59:59-00:01" parses, but its instant lies past the last one a datetime holds:
+    # converting it to UTC (to store, compare or order it) raises OverflowError deep inside whoever
+    # handles it. Refused here, every date-time of every wire model is one that exists in UTC. Only
+    # years 1 and 9999 can overflow, so other values cost one comparison.
+    if value.year in (1, 9999) and value.utcoffset():
+        try:
+            value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("is not a date-time between the years 1 and 9999 in UTC") from None
+    return value
+
+
+UtcDatetime = Annotated[AwareDatetime, AfterValidator(_instant_exists_in_utc)]
+"""The wire's date-time: ISO 8601 with a zone, and an instant that exists in UTC."""

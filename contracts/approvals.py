@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import AwareDatetime, Field
+from pydantic import Field
 
-from contracts._base import WireModel
+from contracts._base import UtcDatetime, WireModel
 from contracts.enums import ApprovalDecision, ApprovalScope, Capability, RiskLevel
 
 
@@ -36,7 +36,7 @@ class ApprovalRequest(WireModel):
     notes: list[str] | None = None
     """Facts the user should weigh, e.g. why a command line could not be verified."""
     timeout_seconds: int | None = Field(default=None, ge=1)
-    expires_at: AwareDatetime | None = None
+    expires_at: UtcDatetime | None = None
 
 
 class ApprovalDecisionRecord(WireModel):
@@ -48,7 +48,7 @@ class ApprovalDecisionRecord(WireModel):
     step_id: str = Field(min_length=1)
     decision: ApprovalDecision
     reason: str | None = None
-    decided_at: AwareDatetime
+    decided_at: UtcDatetime
     scope: ApprovalScope = ApprovalScope.ONCE
     timed_out: bool = False
     capability: Capability | None = None

@@ -15,10 +15,10 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from pydantic import AwareDatetime, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_core.core_schema import ValidationInfo
 
-from contracts._base import WireModel
+from contracts._base import UtcDatetime, WireModel
 from contracts.approvals import ApprovalRequest
 from contracts.enums import (
     ApprovalDecision,
@@ -161,7 +161,7 @@ class ApprovalTimeoutPayload(WireModel):
 
 
 class PolicyExpiredPayload(WireModel):
-    expires_at: AwareDatetime | None = None
+    expires_at: UtcDatetime | None = None
 
 
 class CheckpointRecoveryFailedPayload(WireModel):
@@ -232,7 +232,7 @@ class SessionEvent(WireModel):
 
     event_id: str = Field(min_length=1)
     event_type: EventType
-    timestamp: AwareDatetime
+    timestamp: UtcDatetime
     workspace_id: str = Field(min_length=1)
     session_id: str = Field(min_length=1)
     task_id: str | None = None
@@ -251,7 +251,7 @@ class EventEnvelope(WireModel):
 
     event_id: str = Field(min_length=1)
     event_type: EventType
-    timestamp: AwareDatetime
+    timestamp: UtcDatetime
     tenant_id: str = Field(min_length=1)
     user_id: str = Field(min_length=1)
     workspace_id: str = Field(min_length=1)

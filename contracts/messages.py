@@ -7,9 +7,9 @@ fields are optional and appear only on those roles.
 
 from __future__ import annotations
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import Field, model_validator
 
-from contracts._base import WireModel
+from contracts._base import UtcDatetime, WireModel
 from contracts.enums import Role, ToolStatus
 from contracts.tools import ToolCall
 
@@ -22,7 +22,7 @@ class ConversationMessage(WireModel):
     role: Role
     content: str
     token_count: int | None = Field(default=None, ge=0)
-    timestamp: AwareDatetime
+    timestamp: UtcDatetime
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     tool_name: str | None = None
@@ -45,5 +45,5 @@ class SessionHistory(WireModel):
     workspace_id: str = Field(min_length=1)
     session_id: str = Field(min_length=1)
     snapshot_after_task_id: str = Field(min_length=1)
-    snapshot_at: AwareDatetime
+    snapshot_at: UtcDatetime
     messages: list[ConversationMessage]

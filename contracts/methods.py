@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from pydantic import AwareDatetime, Field
+from pydantic import Field
 
-from contracts._base import WireModel
+from contracts._base import UtcDatetime, WireModel
 from contracts.enums import (
     ApprovalDecision,
     ApprovalMode,
@@ -62,7 +62,7 @@ class CreateSessionResult(WireModel):
     compatibility_status: CompatibilityStatus
     feature_flags: dict[str, bool] = Field(default_factory=dict)
     policy_bundle_version: str
-    policy_expires_at: AwareDatetime
+    policy_expires_at: UtcDatetime
 
 
 class TaskOptions(WireModel):

@@ -7,9 +7,9 @@ name (seed 000 §8.1). An absent scope list means "no constraint of that kind"; 
 
 from __future__ import annotations
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import Field, model_validator
 
-from contracts._base import WireModel
+from contracts._base import UtcDatetime, WireModel
 from contracts.enums import Capability, RiskLevel
 
 SUPPORTED_POLICY_SCHEMA_VERSIONS = frozenset({"1.0"})
@@ -93,7 +93,7 @@ class PolicyBundle(WireModel):
     capabilities: list[CapabilityGrant]
     approval_rules: list[ApprovalRule] = Field(default_factory=list)
     llm_policy: LlmPolicy
-    expires_at: AwareDatetime
+    expires_at: UtcDatetime
     schema_version: str = Field(min_length=1)
     version: str = Field(min_length=1)
     signature: str | None = None

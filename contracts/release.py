@@ -40,9 +40,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import AwareDatetime, BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from contracts._base import WireModel
+from contracts._base import UtcDatetime, WireModel
 from contracts.ipc.handshake import PROTOCOL as _HANDSHAKE_PROTOCOL
 from contracts.signing import b64url_decode, b64url_encode, key_id, public_key_from_text
 from contracts.validation import describe, field_path
@@ -173,7 +173,7 @@ class RuntimeRelease(WireModel):
     release_notes: str = Field(max_length=65536)
     rollout_percent: int = Field(ge=0, le=100)
     revoked: bool = False
-    published_at: AwareDatetime
+    published_at: UtcDatetime
 
     @field_validator("runtime_version")
     @classmethod
@@ -206,7 +206,7 @@ class ReleaseManifest(WireModel):
     """Every release on every channel; ``manifestVersion`` grows with each published change."""
 
     manifest_version: int = Field(ge=1)
-    expires_at: AwareDatetime
+    expires_at: UtcDatetime
     channels: dict[Channel, list[RuntimeRelease]]
 
     @model_validator(mode="after")
@@ -254,7 +254,7 @@ class SigningKey(WireModel):
 
     key_id: str = Field(pattern=_KEY_ID)
     public_key: str
-    expires_at: AwareDatetime
+    expires_at: UtcDatetime
 
     @model_validator(mode="after")
     def _id_names_the_key(self) -> SigningKey:
@@ -267,7 +267,7 @@ class KeyDelegation(WireModel):
     """The release keys in force; ``revokedKeyIds`` withdraws keys before they expire."""
 
     version: int = Field(ge=1)
-    expires_at: AwareDatetime
+    expires_at: UtcDatetime
     keys: list[SigningKey]
     revoked_key_ids: list[str]
 

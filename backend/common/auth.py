@@ -1,8 +1,9 @@
 """Bearer tokens: EdDSA (Ed25519) JWTs naming the caller's tenant and user.
 
 Claims: ``tid`` (tenantId), ``sub`` (userId), ``iss``, ``aud``, ``exp``, ``iat``; the header's ``kid``
-names the signing key. Every record a request reads or writes is scoped to the token's tenant and user
-— never to IDs in the body.
+names the signing key. Header and claims must be strict JSON (no name twice, no NaN or Infinity), and
+``exp``/``iat`` instants between 1970 and the year 9999. Every record a request reads or writes is
+scoped to the token's tenant and user — never to IDs in the body.
 
 Verification is the hot path of every request, so a verified token is remembered (by its exact string,
 in a bounded LRU, only until its ``exp``): a client that reuses its token pays for one signature check,
@@ -11,13 +12,16 @@ not one per request.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -41,6 +45,9 @@ DEFAULT_AUDIENCE = "cowork"
 _ALGORITHM = "EdDSA"
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _USER = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
+_LAST_INSTANT = 253_402_300_799
+"""9999-12-31T23:59:59Z in seconds since the epoch: the last moment a date-time can name. An ``exp`` or
+``iat`` past it (or not a finite number) is no time at all."""
 
 
 def valid_tenant_id(value: str) -> bool:
@@ -86,6 +93,8 @@ class TokenIssuer:
         if not valid_user_id(user_id):
             raise ValueError("a user ID is 1-256 characters without control characters")
         now = int(self._clock.now().timestamp())
+        if not _is_instant(now + int(ttl.total_seconds())):
+            raise ValueError("a token's expiry must fall between 1970 and the year 9999")
         claims = {
             "tid": tenant_id,
             "sub": user_id,
@@ -139,6 +148,7 @@ class TokenVerifier:
         return principal
 
     def _verify_signature_and_claims(self, token: str, now: float) -> tuple[Principal, float]:
+        _check_strict_json(token)
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -172,13 +182,59 @@ class TokenVerifier:
             raise _bad_claims("tid")
         if not isinstance(user, str) or not valid_user_id(user):
             raise _bad_claims("sub")
-        if not isinstance(expires, int | float) or isinstance(expires, bool):
+        if not _is_instant(expires):
             raise _bad_claims("exp")
-        if not isinstance(issued, int | float) or isinstance(issued, bool) or issued > now + self._leeway:
+        if not _is_instant(issued) or issued > now + self._leeway:
             raise _bad_claims("iat")
         if now >= expires + self._leeway:
             raise unauthorized("expired", "The bearer token has expired")
         return Principal(tenant_id=tenant, user_id=user, token=token), float(expires)
+
+
+def _is_instant(value: Any) -> TypeGuard[int | float]:
+    # Compared as they are, not as floats: a huge integer would overflow float() (and a NaN compares
+    # false both ways, so it would never expire).
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= _LAST_INSTANT
+
+
+def _refuse_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for name, _ in pairs:
+        if name in seen:
+            raise _NotStrict(f"the name {name!r} appears more than once")
+        seen.add(name)
+    return dict(pairs)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotStrict(f"{name} is not a JSON value")
+
+
+class _NotStrict(ValueError):
+    pass
+
+
+def _check_strict_json(token: str) -> None:
+    """The header and the claims are strict JSON: no repeated names, no NaN or Infinity.
+
+    The signature covers the bytes, not one reading of them: ``{"tid": "acme", "tid": "globex"}`` is
+    one tenant to a parser that keeps the first and another to one that keeps the last (PyJWT keeps
+    the last), and a NaN ``exp`` compares false with every time, so it would never expire.
+    """
+    segments = token.split(".")
+    if len(segments) != 3:
+        return  # PyJWT reports the malformed token
+    for part, segment in zip(("header fields", "claims"), segments[:2], strict=True):
+        try:
+            text = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+        except (binascii.Error, ValueError):
+            return  # likewise
+        try:
+            json.loads(text, object_pairs_hook=_refuse_repeats, parse_constant=_refuse_constant)
+        except _NotStrict as exc:
+            raise unauthorized("malformed", f"The bearer token's {part} are not strict JSON: {exc}") from None
+        except (ValueError, RecursionError):
+            return  # not JSON at all: PyJWT reports it
 
 
 def _bad_claims(claim: str) -> BackendError:

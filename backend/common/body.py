@@ -18,7 +18,7 @@ from fastapi import Request
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import from_json
 
-from backend.common.errors import BackendError, invalid, too_large
+from backend.common.errors import BackendError, invalid, not_json, too_large
 from contracts.errors import ErrorCode
 from contracts.validation import invalid_request
 
@@ -68,7 +68,7 @@ async def read_body(
 def _invalid_body(exc: ValidationError) -> BackendError:
     errors = exc.errors(include_url=False, include_input=False)
     if errors and errors[0]["type"] == "json_invalid":
-        return invalid("The request body is not valid JSON")
+        return not_json(str((errors[0].get("ctx") or {}).get("error", "")))
     shape = invalid_request(exc)
     return BackendError(shape.code, shape.message, status_code=400, details=shape.details)
 
@@ -104,8 +104,8 @@ async def read_one_or_many(
         # Events carry free-form payloads, where NaN or Infinity would otherwise slip through as
         # floats that no strict JSON reader downstream accepts.
         from_json(raw, allow_inf_nan=False)
-    except ValueError:
-        raise invalid("The request body is not valid JSON") from None
+    except ValueError as exc:
+        raise not_json(str(exc)) from None
     if raw.lstrip()[:1] != b"[":
         items = [parse_json(model, raw)]
     else:

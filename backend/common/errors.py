@@ -17,11 +17,13 @@ from typing import Any
 from contracts.errors import CoworkError, ErrorCode
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "BackendError",
     "StorageError",
     "artifact_not_found",
     "forbidden",
     "invalid",
+    "not_json",
     "session_not_found",
     "too_large",
     "unauthorized",
@@ -54,8 +56,24 @@ class StorageError(BackendError):
         super().__init__(code, message, status_code=503, retryable=True, headers={"Retry-After": "1"})
 
 
+MAX_JSON_DEPTH = 200
+"""How deep the JSON parser (pydantic-core's) lets a document nest; deeper ones are refused."""
+
+
 def invalid(message: str, *, status_code: int = 400, **details: Any) -> BackendError:
     return BackendError(ErrorCode.INVALID_REQUEST, message, status_code=status_code, details=details)
+
+
+def not_json(reason: str, what: str = "The request body", **details: Any) -> BackendError:
+    """``INVALID_REQUEST`` for bytes the JSON parser refused (``reason`` is its message). Valid JSON
+    that is merely too deep is called that, naming the limit, not "not valid JSON"."""
+    if "recursion limit" in reason:
+        return invalid(
+            f"{what} is nested too deeply: JSON may nest at most {MAX_JSON_DEPTH} levels",
+            maxDepth=MAX_JSON_DEPTH,
+            **details,
+        )
+    return invalid(f"{what} is not valid JSON", **details)
 
 
 def unauthorized(reason: str, message: str, **details: Any) -> BackendError:

@@ -55,6 +55,9 @@ class Settings:
     """Local store: artifact content up to this size is kept in the database, written with its
     metadata in one transaction; larger content goes to files (0: all of it). At about 256 KiB the
     two cost the same CPU per upload; below, the database costs less and spares a file's fsyncs."""
+    client_clock_skew: timedelta = timedelta(minutes=5)
+    """How far a client's timestamp may lie ahead of the server's clock where the server keeps order
+    by it (a session history's ``snapshotAt``, an approval's ``decidedAt``); later ones get 400."""
     telemetry_retention: timedelta = timedelta(days=30)
     telemetry_max_rows: int = 1_000_000
     """Local store bound on telemetry rows; the oldest go first."""

@@ -24,13 +24,14 @@ from typing import Literal
 from pydantic import ValidationError
 
 from backend.common.auth import Principal
-from backend.common.clock import Clock
+from backend.common.clock import Clock, not_in_future
 from backend.common.encoding import decode_base64
 from backend.common.errors import (
     BackendError,
     StorageError,
     artifact_not_found,
     invalid,
+    not_json,
     session_not_found,
     too_large,
     workspace_not_found,
@@ -325,6 +326,10 @@ class WorkspaceService:
         try:
             history = SessionHistory.model_validate_json(data)
         except ValidationError as exc:
+            first = exc.errors(include_url=False, include_input=False)[0]
+            if first["type"] == "json_invalid":
+                reason = str((first.get("ctx") or {}).get("error", ""))
+                raise not_json(reason, "session_history content", field="contentBase64") from None
             shape = invalid_request(exc, prefix="contentBase64")
             raise BackendError(
                 shape.code,
@@ -337,6 +342,13 @@ class WorkspaceService:
                 "session_history content must be for the session and workspace it is uploaded to",
                 field="contentBase64",
             )
+        # The newest snapshot wins: one dated far ahead would supersede every later one for good.
+        not_in_future(
+            history.snapshot_at,
+            self._clock.now(),
+            self._settings.client_clock_skew,
+            "contentBase64.snapshotAt",
+        )
         return history.snapshot_at
 
     @staticmethod

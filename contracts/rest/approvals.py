@@ -8,9 +8,7 @@ never duplicates), a different decision under a used ``approvalId`` is a 409.
 
 from __future__ import annotations
 
-from pydantic import AwareDatetime
-
-from contracts._base import WireModel
+from contracts._base import UtcDatetime, WireModel
 from contracts.approvals import ApprovalDecisionRecord
 
 __all__ = ["ApprovalList", "ApprovalResource"]
@@ -20,7 +18,7 @@ class ApprovalResource(ApprovalDecisionRecord):
     """The decision record as persisted, with when the service recorded it."""
 
     workspace_id: str
-    recorded_at: AwareDatetime
+    recorded_at: UtcDatetime
 
 
 class ApprovalList(WireModel):

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import Field, model_validator
 
-from contracts._base import WireModel
+from contracts._base import UtcDatetime, WireModel
 from contracts.enums import (
     Capability,
     CompatibilityStatus,
@@ -81,8 +81,8 @@ class CreateSessionResponse(WireModel):
     session_status: SessionStatus | None = None
     policy_bundle: PolicyBundle | None = None
     feature_flags: dict[str, bool] = Field(default_factory=dict)
-    created_at: AwareDatetime | None = None
-    expires_at: AwareDatetime | None = None
+    created_at: UtcDatetime | None = None
+    expires_at: UtcDatetime | None = None
 
     @model_validator(mode="after")
     def _a_session_exactly_when_compatible(self) -> CreateSessionResponse:
@@ -112,7 +112,7 @@ class ResumeSessionResponse(WireModel):
     policy_changed: bool
     """True when the refreshed bundle's version differs from the one the runtime holds."""
     feature_flags: dict[str, bool] = Field(default_factory=dict)
-    expires_at: AwareDatetime
+    expires_at: UtcDatetime
 
 
 class CancelSessionRequest(WireModel):
@@ -132,11 +132,11 @@ class SessionResource(WireModel):
     user_id: str
     execution_environment: ExecutionEnvironment
     status: SessionStatus
-    created_at: AwareDatetime
-    updated_at: AwareDatetime
-    expires_at: AwareDatetime
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    expires_at: UtcDatetime
     """The current policy bundle's expiry (seed 004)."""
-    resumable_until: AwareDatetime
+    resumable_until: UtcDatetime
     """After this a resume answers ``SESSION_EXPIRED``: ``expiresAt`` plus the resume grace window."""
     policy_expired: bool
     resumable: bool
@@ -145,7 +145,7 @@ class SessionResource(WireModel):
     granted_capabilities: list[Capability]
     checkpoint_cursor: str | None = None
     end_reason: str | None = None
-    ended_at: AwareDatetime | None = None
+    ended_at: UtcDatetime | None = None
 
 
 class SessionList(WireModel):

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import Field, model_validator
 
-from contracts._base import WireModel
+from contracts._base import UtcDatetime, WireModel
 from contracts.enums import ArtifactType, WorkspaceScope
 from contracts.rest._fields import Identifier, MediaType, Name
 
@@ -52,8 +52,8 @@ class ResolveWorkspaceRequest(WireModel):
 class WorkspaceResource(WireModel):
     workspace_id: str
     workspace_scope: WorkspaceScope
-    created_at: AwareDatetime
-    last_active_at: AwareDatetime
+    created_at: UtcDatetime
+    last_active_at: UtcDatetime
     """The last time a session was created under this workspace (seed 004)."""
     local_paths: list[str] = Field(default_factory=list)
     """The normalised project paths of a ``local`` workspace as last resolved; empty otherwise."""
@@ -100,9 +100,9 @@ class ArtifactMetadata(WireModel):
     content_type: str
     size_bytes: int = Field(ge=0)
     sha256: str
-    created_at: AwareDatetime
-    updated_at: AwareDatetime
-    snapshot_at: AwareDatetime | None = None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    snapshot_at: UtcDatetime | None = None
     """For ``session_history``: the snapshot's own ``snapshotAt``, which orders replacements."""
 
 

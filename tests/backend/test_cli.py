@@ -245,6 +245,32 @@ async def test_the_local_backend_purges_long_inactive_workspaces_after_it_starts
     assert not (data / "artifacts" / "ws_stale").exists()
 
 
+async def test_the_local_backend_removes_files_of_interrupted_uploads_when_it_starts(tmp_path: Path) -> None:
+    from backend.storage.local import open_local_stores
+
+    data = tmp_path / "data"
+    stores = open_local_stores(data)
+    kept = f"ws_a/art_kept/{'b' * 64}"
+    stores.content.put(kept, b"kept", "text/plain")
+    stores.close()
+    # What a crash or a kill between writing and renaming leaves behind, just now and long ago.
+    left = [data / "artifacts" / "ws_a" / ".tmp-k2x9_q", data / "artifacts" / "ws_b" / ".tmp-0abc"]
+    for path in left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"half an upload")
+    async with backend_process(data) as (process, _):
+        assert process.stderr is not None
+        async with asyncio.timeout(30):
+            while b"interrupted upload" not in (line := await process.stderr.readline()):
+                assert line, "the server ended without reporting the interrupted uploads"
+        assert await _stop(process) == 0
+    logged = json.loads(line)
+    assert (logged["level"], logged["count"]) == ("info", 2)
+    assert logged["message"] == "removed 2 temporary files of interrupted uploads"
+    assert not any(path.exists() for path in left)
+    assert (data / "artifacts" / "ws_a" / f"art_kept.{'b' * 64}").read_bytes() == b"kept"
+
+
 def test_the_listening_socket_sends_small_responses_at_once() -> None:
     import socket
 

@@ -24,7 +24,7 @@ async def owned(api: BackendClient) -> dict[str, Any]:
         await api.call("POST", f"/workspaces/{ws}/artifacts", json=upload_body(ws, sess), **OWNER)
     ).json()
     await api.call(
-        "POST", f"/workspaces/{ws}/artifacts", json=history_upload(ws, sess, "2026-03-02T10:00:00Z"), **OWNER
+        "POST", f"/workspaces/{ws}/artifacts", json=history_upload(ws, sess, "2026-03-02T07:00:00Z"), **OWNER
     )
     assert (await api.call("POST", "/approvals", json=decision(sess), **OWNER)).status_code == 201
     return {"ws": ws, "sess": sess, "art": artifact["artifactId"]}
@@ -46,7 +46,7 @@ def _not_found_cases(o: dict[str, Any]) -> list[tuple[str, str, Any]]:
         (
             "POST",
             f"/workspaces/{ws}/artifacts",
-            history_upload(ws, sess, "2026-03-02T11:00:00Z", "overwritten"),
+            history_upload(ws, sess, "2026-03-02T08:00:00Z", "overwritten"),
         ),
         ("POST", "/approvals", decision(sess, "appr_hostile")),
         ("GET", f"/approvals?sessionId={sess}", None),
@@ -97,7 +97,7 @@ async def test_nothing_of_others_is_listed_or_changed(
     artifacts = (await api.call("GET", f"/workspaces/{owned['ws']}/artifacts", **OWNER)).json()["artifacts"]
     assert len(artifacts) == 2
     history = next(a for a in artifacts if a["artifactType"] == "session_history")
-    assert history["snapshotAt"] == "2026-03-02T10:00:00Z"
+    assert history["snapshotAt"] == "2026-03-02T07:00:00Z"
     approvals = (await api.call("GET", f"/approvals?sessionId={owned['sess']}", **OWNER)).json()["approvals"]
     assert [a["approvalId"] for a in approvals] == ["appr_001"]
 

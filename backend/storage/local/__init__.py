@@ -5,6 +5,7 @@ restarts; its schema is versioned (:data:`backend.storage.local.db.MIGRATIONS`).
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from backend.common.keys import private_directory
@@ -21,14 +22,32 @@ __all__ = ["DATABASE_FILE", "DEFAULT_INLINE_CONTENT_LIMIT", "open_local_stores"]
 
 DATABASE_FILE = "backend.sqlite3"
 
+logger = logging.getLogger(__name__)
 
-def open_local_stores(data_dir: Path, *, inline_content_bytes: int = DEFAULT_INLINE_CONTENT_LIMIT) -> Stores:
+
+def open_local_stores(
+    data_dir: Path,
+    *,
+    inline_content_bytes: int = DEFAULT_INLINE_CONTENT_LIMIT,
+    remove_interrupted_uploads: bool = False,
+) -> Stores:
+    """The stores in ``data_dir``. ``remove_interrupted_uploads``: the server is starting, so delete
+    the temporary files uploads left when the process ended mid-write (they are never finished)."""
     private_directory(data_dir)
     db = Database(data_dir / DATABASE_FILE)
+    content = FileContentStore(data_dir / "artifacts")
+    if remove_interrupted_uploads:
+        removed = content.remove_interrupted_writes()
+        if removed:
+            logger.info(
+                "removed %d temporary files of interrupted uploads",
+                removed,
+                extra={"count": removed, "directory": str(data_dir / "artifacts")},
+            )
     return Stores(
         sessions=LocalSessionRepository(db),
         workspaces=LocalWorkspaceRepository(db, inline_content_limit=inline_content_bytes),
-        content=FileContentStore(data_dir / "artifacts"),
+        content=content,
         approvals=LocalApprovalRepository(db),
         audit=LocalAuditRepository(db),
         telemetry=LocalTelemetryRepository(db),

@@ -4,9 +4,10 @@ A key ``{workspaceId}/{artifactId}/{sha256}`` is the file ``<root>/{workspaceId}
 one directory per workspace, so deleting a workspace is one ``rmtree`` and a new artifact creates no
 directory. Writes go to a temporary file in the same directory, are fsynced, then renamed over the
 target (and the directory fsynced), so a reader or a crash sees the whole file or none of it. A crash
-can leave a temporary file behind; :meth:`FileContentStore.list` reports it as ``{workspaceId}/.tmp-…``
-so the orphan sweep removes it. Keys are made by the service but are still checked against exactly
-these shapes: nothing can name a path outside the root.
+can leave a temporary file behind: the server removes every one when it starts
+(:meth:`FileContentStore.remove_interrupted_writes`), and :meth:`FileContentStore.list` reports them as
+``{workspaceId}/.tmp-…`` so the orphan sweep removes old ones too. Keys are made by the service but are
+still checked against exactly these shapes: nothing can name a path outside the root.
 """
 
 from __future__ import annotations
@@ -91,6 +92,26 @@ class FileContentStore:
         if not _PREFIX.fullmatch(prefix):
             raise StorageError("invalid content prefix")
         shutil.rmtree(self._root / prefix, ignore_errors=True)
+
+    def remove_interrupted_writes(self) -> int:
+        """Remove the temporary files of writes that never finished; how many were removed.
+
+        Only for a server starting on this directory: until it serves, no write of its own is under
+        way, and one data directory has one server, so every temporary file is an interrupted one.
+        (Maintenance commands, which may run beside a server, leave them to the orphan sweep.)
+        """
+        removed = 0
+        for directory in (entry for entry in self._root.iterdir() if entry.is_dir()):
+            for path in directory.glob(".tmp-*"):
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    continue
+                except OSError:
+                    logger.warning("could not remove %s; the orphan sweep will", path, exc_info=True)
+                    continue
+                removed += 1
+        return removed
 
     def list(self, prefix: str = "") -> Iterator[StoredObject]:
         if prefix and not _PREFIX.fullmatch(prefix):

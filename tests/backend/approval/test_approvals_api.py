@@ -17,7 +17,7 @@ def decision(session_id: str, approval_id: str = "appr_001", **change: Any) -> d
         "stepId": "step_003",
         "decision": "approved",
         "reason": "looks fine",
-        "decidedAt": "2026-03-02T09:05:00Z",
+        "decidedAt": "2026-03-02T08:55:00Z",
         **change,
     }
 
@@ -52,7 +52,7 @@ async def test_decisions_are_listed_in_the_order_they_were_made(api: BackendClie
     session = await api.session([PROJECT])
     for approval_id, minute in (("b", 7), ("a", 9), ("c", 3)):
         body = decision(
-            session["sessionId"], approval_id, decidedAt=f"2026-03-02T09:0{minute}:00Z", timedOut=minute == 9
+            session["sessionId"], approval_id, decidedAt=f"2026-03-02T08:5{minute}:00Z", timedOut=minute == 9
         )
         assert (await api.call("POST", "/approvals", json=body)).status_code == 201
     listed = (await api.call("GET", f"/approvals?sessionId={session['sessionId']}")).json()["approvals"]

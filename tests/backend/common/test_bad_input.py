@@ -16,7 +16,16 @@ from backend.session.records import SessionRecord
 from backend.storage.memory import open_memory_stores
 from contracts.errors import ErrorCode, ErrorShape
 from tests.backend.conftest import AppFactory
-from tests.backend.helpers import PROJECT, BackendClient, session_body, upload_body
+from tests.backend.helpers import (
+    PROJECT,
+    BackendClient,
+    b64,
+    envelope,
+    history,
+    history_upload,
+    session_body,
+    upload_body,
+)
 
 
 def _shape(response: httpx.Response) -> ErrorShape:
@@ -37,7 +46,6 @@ async def _post_raw(
         (b"{not json", None),
         (b"", None),
         (b'{"clientInfo": NaN}', "clientInfo"),
-        (b"[" * 5000 + b"]" * 5000, None),
         (json.dumps(session_body([PROJECT], capabilities="File.Read")).encode(), "supportedCapabilities"),
         (
             json.dumps(session_body([PROJECT], capabilities=["File.Teleport"])).encode(),
@@ -70,6 +78,62 @@ async def test_a_bad_body_is_invalid_request_naming_the_field(
         assert shape.details["field"] == field
         assert shape.message.startswith(field)
     assert not {"pydantic", "Traceback", "validation error"} & set(response.text.split())
+
+
+def _nested(depth: int) -> str:
+    """JSON text ``depth`` levels deep: arrays and objects by turns, as real documents nest."""
+    opening = "".join("[" if level % 2 else '{"inner": ' for level in range(depth))
+    closing = "".join("]" if level % 2 else "}" for level in reversed(range(depth)))
+    return f'{opening}"deep"{closing}'
+
+
+TOO_DEEP = "The request body is nested too deeply: JSON may nest at most 200 levels"
+
+
+@pytest.mark.parametrize("depth", [200, 201, 300, 5000])
+async def test_a_body_nested_too_deeply_is_refused_for_that_reason(api: BackendClient, depth: int) -> None:
+    session = await api.session([PROJECT])
+    event = json.dumps(
+        {**envelope("acme", "alice", session["workspaceId"], session["sessionId"]), "payload": "TREE"}
+    ).replace('"TREE"', '{"tree": ' + _nested(depth) + "}")
+    cases = [
+        ("/telemetry/events", event),
+        ("/telemetry/events", f"[{event}]"),
+        ("/audit/events", event),
+        (
+            "/sessions",
+            json.dumps({**session_body([PROJECT]), "clientInfo": "TREE"}).replace('"TREE"', _nested(depth)),
+        ),
+        ("/sessions", "[" * (depth + 2) + "]" * (depth + 2)),
+    ]
+    for path, body in cases:
+        response = await _post_raw(api, path, body.encode())
+        assert response.status_code == 400, (path, response.text)
+        shape = _shape(response)
+        assert (shape.code, shape.message) == (ErrorCode.INVALID_REQUEST, TOO_DEEP), path
+        assert shape.details["maxDepth"] == 200
+
+
+async def test_a_body_nested_as_deep_as_the_limit_is_read(api: BackendClient) -> None:
+    """The stated limit is the parser's: 200 levels are read (and here refused for their content)."""
+    body = json.dumps({**session_body([PROJECT]), "clientInfo": "TREE"}).replace('"TREE"', _nested(199))
+    response = await _post_raw(api, "/sessions", body.encode())
+    assert response.status_code == 400
+    assert _shape(response).details["field"].startswith("clientInfo.")
+
+
+async def test_a_session_history_nested_too_deeply_is_refused_for_that_reason(api: BackendClient) -> None:
+    session = await api.session([PROJECT])
+    ws, sess = session["workspaceId"], session["sessionId"]
+    document = json.dumps(json.loads(history(ws, sess, "2026-03-02T08:00:00Z")))
+    deep = document.replace('"role": "user"', f'"role": "user", "toolCalls": [{_nested(250)}]')
+    body = {**history_upload(ws, sess, "2026-03-02T08:00:00Z"), "contentBase64": b64(deep.encode())}
+    response = await api.call("POST", f"/workspaces/{ws}/artifacts", json=body)
+    assert response.status_code == 400
+    shape = _shape(response)
+    assert shape.details["field"] == "contentBase64"
+    assert "nested too deeply" in shape.message
+    assert "200 levels" in shape.message
 
 
 async def test_a_body_that_is_not_json_is_unsupported_media_type(api: BackendClient) -> None:

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from backend.common.auth import Principal, TokenIssuer, TokenVerifier
 from backend.common.errors import BackendError
-from contracts.errors import ErrorCode
+from contracts.errors import ErrorCode, ErrorShape
 from contracts.signing import key_id
 from tests.backend.conftest import Keys
 from tests.backend.helpers import BackendClient, ManualClock
@@ -123,6 +123,11 @@ def test_a_tenant_id_that_could_break_a_key_cannot_be_minted(issuer: TokenIssuer
             issuer.mint(tenant, "alice", timedelta(minutes=1))
 
 
+def test_a_token_that_would_expire_after_the_year_9999_cannot_be_minted(issuer: TokenIssuer) -> None:
+    with pytest.raises(ValueError, match="9999"):
+        issuer.mint("acme", "alice", timedelta(days=3_000_000))
+
+
 @pytest.mark.parametrize(
     ("authorization", "reason"),
     [
@@ -180,3 +185,79 @@ async def test_every_route_but_the_public_keys_refuses_an_anonymous_caller_befor
             assert (response.status_code, response.json()["code"]) == (401, ErrorCode.UNAUTHORIZED), path
             checked += 1
     assert checked >= 18
+
+
+# ------------------------------------------------------------------ tokens signed with the real key
+
+
+def _raw_b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _signed(keys: Keys, payload: str, header: str | None = None) -> str:
+    """A token whose header and payload are exactly these JSON texts, signed with the service's own
+    key: what a leaked or misused signing key, or a buggy issuer, could produce."""
+    kid = key_id(keys.auth.public_key())
+    header = header or json.dumps({"alg": "EdDSA", "typ": "JWT", "kid": kid})
+    signing_input = f"{_raw_b64(header.encode())}.{_raw_b64(payload.encode())}"
+    return f"{signing_input}.{_raw_b64(keys.auth.sign(signing_input.encode()))}"
+
+
+def _claims_text(clock: ManualClock, **raw: str) -> str:
+    """The payload's JSON text, with ``raw`` values spliced in verbatim (``NaN``, a repeated key)."""
+    now = int(clock.now().timestamp())
+    fields = {"tid": '"acme"', "sub": '"alice"', "iss": '"cowork-backend"', "aud": '"cowork"'}
+    fields |= {"iat": str(now), "exp": str(now + 60)}
+    fields |= {name: value for name, value in raw.items() if not name.startswith("extra")}
+    text = ", ".join(f'"{name}": {value}' for name, value in fields.items())
+    extras = [value for name, value in raw.items() if name.startswith("extra")]
+    return "{" + ", ".join([text, *extras]) + "}"
+
+
+async def test_a_token_forged_with_plain_claims_is_accepted(
+    api: BackendClient, keys: Keys, clock: ManualClock
+) -> None:
+    """The control for the cases below: the forging itself is sound."""
+    token = _signed(keys, _claims_text(clock))
+    response = await api.http.get("/workspaces", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ({"exp": "NaN"}, "malformed"),
+        ({"exp": "Infinity"}, "malformed"),
+        ({"exp": "-Infinity"}, "malformed"),
+        ({"iat": "NaN"}, "malformed"),
+        ({"exp": "1e300"}, "invalid_claims"),
+        ({"exp": "1" + "0" * 30}, "invalid_claims"),
+        ({"exp": "253402300800"}, "invalid_claims"),
+        ({"exp": "-1"}, "invalid_claims"),
+        ({"iat": "-1e300"}, "invalid_claims"),
+        ({"extra": '"tid": "globex"'}, "malformed"),
+        ({"extra": '"exp": 1'}, "malformed"),
+        ({"extra": '"sub": "alice"'}, "malformed"),
+    ],
+    ids=lambda value: json.dumps(value) if isinstance(value, dict) else value,
+)
+async def test_a_signed_token_with_unusable_or_repeated_claims_is_unauthorized(
+    api: BackendClient, keys: Keys, clock: ManualClock, raw: dict[str, str], reason: str
+) -> None:
+    token = _signed(keys, _claims_text(clock, **raw))
+    for _ in range(2):  # the second time from the verifier's cache, if anything had been cached
+        response = await api.http.get("/workspaces", headers={"Authorization": f"Bearer {token}"})
+        assert response.status_code == 401, response.text
+        shape = ErrorShape.model_validate_json(response.content)
+        assert (shape.code, shape.details["reason"]) == (ErrorCode.UNAUTHORIZED, reason)
+        assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_a_signed_token_whose_header_repeats_a_field_is_unauthorized(
+    api: BackendClient, keys: Keys, clock: ManualClock
+) -> None:
+    kid = key_id(keys.auth.public_key())
+    header = f'{{"alg": "EdDSA", "kid": "{kid}", "alg": "EdDSA"}}'
+    token = _signed(keys, _claims_text(clock), header)
+    response = await api.http.get("/workspaces", headers={"Authorization": f"Bearer {token}"})
+    assert (response.status_code, response.json()["details"]["reason"]) == (401, "malformed")

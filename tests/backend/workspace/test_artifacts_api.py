@@ -162,10 +162,10 @@ async def test_the_session_history_is_one_artifact_replaced_only_by_newer_snapsh
     api: BackendClient, session: dict[str, Any]
 ) -> None:
     ws, sess = session["workspaceId"], session["sessionId"]
-    first = await _upload(api, session, history_upload(ws, sess, "2026-03-02T10:00:00Z", "first"))
-    newer = await _upload(api, session, history_upload(ws, sess, "2026-03-02T11:00:00Z", "second"))
-    older = await _upload(api, session, history_upload(ws, sess, "2026-03-02T10:30:00Z", "stale"))
-    same = await _upload(api, session, history_upload(ws, sess, "2026-03-02T11:00:00Z", "second"))
+    first = await _upload(api, session, history_upload(ws, sess, "2026-03-02T07:00:00Z", "first"))
+    newer = await _upload(api, session, history_upload(ws, sess, "2026-03-02T08:00:00Z", "second"))
+    older = await _upload(api, session, history_upload(ws, sess, "2026-03-02T07:30:00Z", "stale"))
+    same = await _upload(api, session, history_upload(ws, sess, "2026-03-02T08:00:00Z", "second"))
     assert [r.status_code for r in (first, newer, older, same)] == [201, 201, 200, 200]
     assert [r.json()["outcome"] for r in (first, newer, older, same)] == [
         "created",
@@ -179,15 +179,15 @@ async def test_the_session_history_is_one_artifact_replaced_only_by_newer_snapsh
         "artifacts"
     ]
     assert len(listed) == 1
-    assert listed[0]["snapshotAt"] == "2026-03-02T11:00:00Z"
+    assert listed[0]["snapshotAt"] == "2026-03-02T08:00:00Z"
     content = await api.call("GET", f"{_artifacts(session)}/{listed[0]['artifactId']}/content")
-    assert content.content == history(ws, sess, "2026-03-02T11:00:00Z", "second")
+    assert content.content == history(ws, sess, "2026-03-02T08:00:00Z", "second")
 
 
 async def test_snapshots_taken_at_the_same_instant_resolve_the_same_way_in_any_order(
     api: BackendClient,
 ) -> None:
-    stamp = "2026-03-02T12:00:00Z"
+    stamp = "2026-03-02T09:00:00Z"
     for order in (("one", "two"), ("two", "one")):
         other = await api.session([f"/home/alice/tie-{order[0]}"])
         ws, sess = other["workspaceId"], other["sessionId"]
@@ -204,9 +204,9 @@ async def test_a_session_history_must_be_a_valid_snapshot_of_its_own_session(
     api: BackendClient, session: dict[str, Any]
 ) -> None:
     ws, sess = session["workspaceId"], session["sessionId"]
-    body = history_upload(ws, sess, "2026-03-02T10:00:00Z")
+    body = history_upload(ws, sess, "2026-03-02T07:00:00Z")
     not_json = {**body, "contentBase64": b64(b"hello")}
-    wrong_session = {**body, "contentBase64": b64(history(ws, "sess_other", "2026-03-02T10:00:00Z"))}
+    wrong_session = {**body, "contentBase64": b64(history(ws, "sess_other", "2026-03-02T07:00:00Z"))}
     missing_field = {**body, "contentBase64": b64(b'{"workspaceId": "x"}')}
     for bad in (not_json, wrong_session, missing_field):
         response = await _upload(api, session, bad)
@@ -218,7 +218,7 @@ async def test_concurrent_history_uploads_keep_the_newest(
     api: BackendClient, session: dict[str, Any]
 ) -> None:
     ws, sess = session["workspaceId"], session["sessionId"]
-    stamps = [f"2026-03-02T10:{minute:02d}:00Z" for minute in range(30)]
+    stamps = [f"2026-03-02T07:{minute:02d}:00Z" for minute in range(30)]
     await asyncio.gather(
         *(_upload(api, session, history_upload(ws, sess, stamp, stamp)) for stamp in reversed(stamps))
     )
@@ -244,7 +244,7 @@ async def test_deleting_a_workspace_removes_every_artifact_and_its_content(
 async def _delete_everything(api: BackendClient, session: dict[str, Any]) -> None:
     ws, sess = session["workspaceId"], session["sessionId"]
     stored = (await _upload(api, session)).json()
-    await _upload(api, session, history_upload(ws, sess, "2026-03-02T10:00:00Z"))
+    await _upload(api, session, history_upload(ws, sess, "2026-03-02T07:00:00Z"))
     assert (await api.call("DELETE", f"/workspaces/{ws}")).status_code == 204
     for path in (
         f"/workspaces/{ws}",

@@ -122,7 +122,7 @@ async def test_a_retried_inline_upload_is_unchanged_and_a_reused_key_for_other_b
 async def _snapshot(
     client: BackendClient, session: dict[str, Any], minute: int, text: str = "hello"
 ) -> dict[str, Any]:
-    data = history(session["workspaceId"], session["sessionId"], f"2026-03-02T10:{minute:02d}:00Z", text)
+    data = history(session["workspaceId"], session["sessionId"], f"2026-03-02T07:{minute:02d}:00Z", text)
     stored: dict[str, Any] = await _upload(
         client,
         session,
