@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agent_runtime.agent_host.policy import Allowed, ApprovalRequired, Denied, PolicyExpired
-from agent_runtime.agent_host.routing import PreparedCall
+from agent_runtime.agent_host.routing import PreparedCall, RedirectVetter
 from contracts.enums import ApprovalDecision, TaskStatus, ToolStatus
 from contracts.errors import ErrorCode, ErrorShape
 from contracts.events import EventType
@@ -27,7 +27,8 @@ __all__ = ["StepResults", "run_tool_calls"]
 class StepResults:
     results: list[ToolResult]
     policy_expired: PolicyExpired | None = None
-    """Set when the bundle expired during the checks: every call of the step was denied (seed 000 §8.6)."""
+    """Set when the bundle expired during the checks (every call of the step was denied) or before a
+    call could run (that call was denied): the session pauses (seed 000 §8.6)."""
 
 
 @dataclass(slots=True)
@@ -117,6 +118,7 @@ async def run_tool_calls(
             ctx.machine.to_task(TaskStatus.EXECUTING_TOOLS)
 
     scope = ctx.tool_scope()
+    lapsed: list[PolicyExpired] = []
 
     # Phases 2 and 3: each call waits for its own approval, then runs; none waits for another.
     async def one(entry: _Checked) -> ToolResult:
@@ -142,13 +144,77 @@ async def run_tool_calls(
                 result = _refused(call, ErrorCode.APPROVAL_DENIED, f"Not approved: {why}", **ids)
                 _completed(ctx, result, _ms(started))
                 return result
-        result = await ctx.dispatch.execute(entry.prepared, workspace_id=ctx.workspace_id, scope=scope, **ids)
+        if ctx.enforcer.is_expired(now()):
+            # §8.6 "checked before each tool call": an approval can outlast the bundle, and the
+            # check of phase 1 was made before that wait.
+            expiry = PolicyExpired(ctx.enforcer.bundle.expires_at)
+            lapsed.append(expiry)
+            result = _refused(call, expiry.code, expiry.reason, **ids)
+            _completed(ctx, result, _ms(started))
+            return result
+        approved = entry.prepared.target if isinstance(entry.outcome, ApprovalRequired) else None
+        vet = _redirect_vetter(ctx, task, step_id, approved=approved, now=now, lapsed=lapsed)
+        result = await ctx.dispatch.execute(
+            entry.prepared, workspace_id=ctx.workspace_id, scope=scope, vet_redirect=vet, **ids
+        )
         _completed(ctx, result, _ms(started))
         return result
 
     if len(checked) == 1:
-        return StepResults([await one(checked[0])])  # one call needs no task of its own
-    return StepResults(list(await asyncio.gather(*(one(entry) for entry in checked))))
+        results = [await one(checked[0])]  # one call needs no task of its own
+    else:
+        results = list(await asyncio.gather(*(one(entry) for entry in checked)))
+    return StepResults(results, lapsed[0] if lapsed else None)
+
+
+def _redirect_vetter(
+    ctx: LoopContext,
+    task: TaskRecord,
+    step_id: str,
+    *,
+    approved: str | None,
+    now: Callable[[], datetime],
+    lapsed: list[PolicyExpired],
+) -> RedirectVetter:
+    """Each redirect hop of an HttpRequest under the rules of its first URL (seed 000 §8.2, §10): the
+    policy check, then the approval where the policy asks for one. A hop to the host the user just
+    approved for this very call does not ask again (approvals key on the host, as session grants do);
+    a hop to any other host does. The task stays in EXECUTING_TOOLS meanwhile (the seed's table has no
+    way back to WAITING_FOR_APPROVAL); the approval_requested event is what the desktop shows. A bundle
+    that expired meanwhile refuses the hop and joins ``lapsed``, so the session pauses (§8.6)."""
+    ids = {"session_id": ctx.session_id, "task_id": task.task_id, "step_id": step_id}
+    approved_hosts = {approved} if approved else set()
+
+    async def vet(hop: PreparedCall) -> ToolResult | None:
+        if hop.failure is not None or hop.capability is None:
+            return hop.failure
+        outcome = ctx.enforcer.check(
+            hop.facts,
+            hop.capability,
+            now=now(),
+            approval_mode=task.approval_mode,
+            allow_network=task.allow_network,
+        )
+        if isinstance(outcome, PolicyExpired):
+            lapsed.append(outcome)
+        if isinstance(outcome, PolicyExpired | Denied):
+            return _refused(hop.call, outcome.code, outcome.reason, **ids)
+        if isinstance(outcome, ApprovalRequired) and hop.target not in approved_hosts:
+            record = await ctx.approvals.request(
+                outcome,
+                capability=hop.capability,
+                grant_key=hop.target,
+                task_id=task.task_id,
+                step_id=step_id,
+            )
+            if record.decision is ApprovalDecision.DENIED:
+                why = record.reason or "The user denied this action."
+                return _refused(hop.call, ErrorCode.APPROVAL_DENIED, f"Not approved: {why}", **ids)
+            if hop.target:
+                approved_hosts.add(hop.target)
+        return None
+
+    return vet
 
 
 async def _with_proposed_diff(

@@ -10,7 +10,7 @@ timeouts, artifact upload) and the session's patch preview.
 """
 
 from agent_runtime.agent_host.routing.artifacts import MAX_UPLOAD_BYTES, ArtifactUploader
-from agent_runtime.agent_host.routing.dispatch import PreparedCall, ToolDispatch
+from agent_runtime.agent_host.routing.dispatch import PreparedCall, RedirectVetter, ToolDispatch
 from agent_runtime.agent_host.routing.errors import PathRejected, RoutingError
 from agent_runtime.agent_host.routing.patches import PatchTracker
 from agent_runtime.agent_host.routing.paths import resolve_path
@@ -24,6 +24,7 @@ __all__ = [
     "PatchTracker",
     "PathRejected",
     "PreparedCall",
+    "RedirectVetter",
     "RoutingError",
     "ToolDispatch",
     "ToolRouter",

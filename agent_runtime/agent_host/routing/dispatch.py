@@ -13,6 +13,13 @@ The loop drives a call in three moves, with the policy and approvals in between:
    best-effort and released (§7.5). Tool faults come back as failed results; only cancellation
    propagates, after the router stopped what the call started (the ``ToolRouter`` contract).
 
+Redirects: HttpRequest follows them itself (up to five, with HTTP's method rules), but before each hop
+it asks back. ``execute`` prepares the hop as a call of its own (the same ``prepare``: the URL's host
+is the target) and hands it to the loop's ``vet_redirect`` — the policy check and, where the policy
+asks for one, the approval, exactly as for the first URL. A refused hop ends the call with the loop's
+refused result naming the URL; the time spent waiting for an approval does not count against the
+call's timeout.
+
 Residual race (TOCTOU): the path is resolved at ``prepare``, the tool opens it later (after an
 approval, possibly minutes later). ``execute`` resolves it again just before the call and refuses if
 the answer changed — a directory swapped for a symlink meanwhile — which narrows the window to the
@@ -26,7 +33,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -49,7 +57,7 @@ from contracts.errors import ErrorCode
 from contracts.methods import PatchPreview
 from contracts.tools import ToolCall, ToolDefinition, ToolError, ToolRequest, ToolResult, ToolScope
 
-__all__ = ["PreparedCall", "ToolDispatch"]
+__all__ = ["PreparedCall", "RedirectVetter", "ToolDispatch"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +77,11 @@ class PreparedCall:
     """The normalised path / command / URL host the user sees and a session grant keys on."""
     failure: ToolResult | None = None
     """Set when the call fails before the policy: unknown tool (TOOL_NOT_FOUND), unusable path."""
+
+
+RedirectVetter = Callable[[PreparedCall], Awaitable[ToolResult | None]]
+"""The loop's check of one redirect hop, prepared like a call of its own: None to follow it, or the
+result the call ends with (denied by the policy or by the user)."""
 
 
 class ToolDispatch:
@@ -196,8 +209,12 @@ class ToolDispatch:
         task_id: str,
         step_id: str,
         scope: ToolScope | None,
+        vet_redirect: RedirectVetter | None = None,
     ) -> ToolResult:
-        """Run a prepared call the policy allowed. Never raises for tool faults; cancellation propagates."""
+        """Run a prepared call the policy allowed. Never raises for tool faults; cancellation propagates.
+
+        ``vet_redirect`` judges each redirect hop of an HttpRequest before it is followed (see the
+        module docstring); without it only the tool runtime's own guard applies to hops."""
         if prepared.failure is not None:
             return prepared.failure
         call, capability = prepared.call, prepared.capability
@@ -220,9 +237,13 @@ class ToolDispatch:
         )
         limit = self._timeouts.for_call(capability, call.arguments)
         deadline = asyncio.timeout(limit)
+        refusals: list[ToolResult] = []
+        check_redirect = None
+        if vet_redirect is not None and capability is Capability.NETWORK_HTTP:
+            check_redirect = self._redirect_check(prepared, vet_redirect, deadline, refusals, ids)
         try:
             async with deadline:
-                result = await self._router.execute(request)
+                result = await self._router.execute(request, check_redirect=check_redirect)
         except TimeoutError:
             if not deadline.expired():
                 return self._crashed(call, ids)
@@ -230,9 +251,47 @@ class ToolDispatch:
             return _failed(call.tool_name, call.tool_call_id, ids, ErrorCode.TOOL_EXECUTION_TIMEOUT, message)
         except Exception:
             return self._crashed(call, ids)
+        if refusals and result.status is ToolStatus.FAILED:
+            # The tool stopped because the host refused a hop (a failure carries no artifacts): the
+            # host's refusal — denied, with the policy's or the user's code — is the outcome.
+            return refusals[0]
         if result.tool_call_id is None and call.tool_call_id is not None:
             result = result.model_copy(update={"tool_call_id": call.tool_call_id})
         return await self._with_artifacts_uploaded(result, workspace_id=workspace_id, ids=ids)
+
+    def _redirect_check(
+        self,
+        prepared: PreparedCall,
+        vet: RedirectVetter,
+        deadline: asyncio.Timeout,
+        refusals: list[ToolResult],
+        ids: tuple[str, str, str],
+    ) -> Callable[[str, str], Awaitable[str | None]]:
+        call = prepared.call
+        session_id, task_id, step_id = ids
+
+        async def check(url: str, method: str) -> str | None:
+            arguments = {**call.arguments, "url": url, "method": method}
+            if method != str(call.arguments.get("method", "GET")).upper():
+                arguments.pop("body", None)  # a hop turned into a GET carries no body
+            hop = self.prepare(
+                call.model_copy(update={"arguments": arguments}),
+                session_id=session_id,
+                task_id=task_id,
+                step_id=step_id,
+            )
+            async with _paused(deadline):
+                refused = await vet(hop)
+            if refused is None:
+                return None
+            code = refused.error.code if refused.error else ErrorCode.CAPABILITY_DENIED
+            why = refused.error.message if refused.error else "refused"
+            message = f"The server redirected to {url}, which was not followed: {why}"
+            error = ToolError(code=code, message=message)
+            refusals.append(refused.model_copy(update={"error": error, "tool_call_id": call.tool_call_id}))
+            return message
+
+        return check
 
     def _crashed(self, call: ToolCall, ids: tuple[str, str, str]) -> ToolResult:
         # The router broke its contract (it should answer every fault with a result): logged with
@@ -332,6 +391,20 @@ class ToolDispatch:
             await self._router.aclose()
         finally:
             self._patches.clear()
+
+
+@asynccontextmanager
+async def _paused(deadline: asyncio.Timeout) -> AsyncIterator[None]:
+    """The call's deadline stopped meanwhile: a hop's approval waits for the user, not the tool."""
+    loop = asyncio.get_running_loop()
+    when = deadline.when()
+    remaining = None if when is None else when - loop.time()
+    deadline.reschedule(None)
+    try:
+        yield
+    finally:
+        if remaining is not None:
+            deadline.reschedule(loop.time() + remaining)
 
 
 def _capability(tool_name: str) -> Capability | None:

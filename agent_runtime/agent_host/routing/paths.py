@@ -1,7 +1,8 @@
 """Path arguments resolved before the policy sees them (seed 000 §8.2–§8.3, seed 003 §6.1, §8.1).
 
 The policy compares prefixes of real paths, so the host resolves every path a tool call names: ``~``
-expanded, a relative path joined to the session's first project folder (models often write
+and ``~/…`` expanded (``~name``, another account's home, refused rather than read as a relative path
+named "~name"), a relative path joined to the session's first project folder (models often write
 ``src/app.py``), ``..`` and symlinks resolved by the OS's own rules (``os.path.realpath``; for a path
 that does not exist yet its deepest existing parent is resolved and the rest appended). The tool is
 then handed exactly that path, so it acts on the file the policy checked.
@@ -68,6 +69,14 @@ def resolve_path(
         raise PathRejected(field, f"is {len(raw)} characters long; at most {MAX_PATH_CHARS} are allowed")
     if any("\ud800" <= ch <= "\udfff" for ch in raw):
         raise PathRejected(field, "is not valid Unicode text (it contains a lone surrogate)")
+    if raw.startswith("~") and not _is_own_home(raw):
+        # "~name" is another account's home to a shell; joining it to the project folder as a relative
+        # path would act on a different file than the one the model meant.
+        raise PathRejected(
+            field,
+            f"names another account's home folder ({_shown(raw)}); only your own home is accepted,"
+            " written '~' or '~/…'. For a project file whose name starts with '~', write './~…'",
+        )
     expanded = _expand_user(raw)
     if not os.path.isabs(expanded):
         drive, rest = os.path.splitdrive(expanded)
@@ -120,9 +129,13 @@ def _components(path: str) -> list[str]:
     return path.split(_SEPARATORS[0])
 
 
+def _is_own_home(raw: str) -> bool:
+    return raw == "~" or raw.startswith(tuple("~" + sep for sep in _SEPARATORS))
+
+
 def _expand_user(raw: str) -> str:
     # Only "~" and "~/…": "~otheruser" would reach into another account's home.
-    if raw == "~" or raw.startswith(tuple("~" + sep for sep in _SEPARATORS)):
+    if _is_own_home(raw):
         return os.path.expanduser("~") + raw[1:]
     return raw
 

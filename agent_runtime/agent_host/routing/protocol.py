@@ -9,6 +9,10 @@ Contract for implementations:
   cancellation waits for tools but a shutdown may not): a cancelled call leaves nothing running
   behind it — a command's whole process tree is killed, an HTTP request is aborted — before the
   ``CancelledError`` propagates.
+* ``execute`` asks ``check_redirect`` (when given) before HttpRequest follows each redirect, with the
+  hop's absolute URL and method, and follows only on ``None``; a reason ends the call as a failed
+  result and nothing is sent to that URL. The host passes its policy and approval check of the hop
+  (seed 000 §8.2): the first URL and every hop pass the same rules.
 * Artifacts whose content lives in a file (``ToolArtifact.dataPath``) stay on disk until the host has
   uploaded them and calls ``release_artifacts``; ``aclose`` removes whatever is left.
 """
@@ -19,11 +23,16 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from contracts.tools import ToolArtifact, ToolDefinition, ToolRequest, ToolResult
+from contracts.urls import RedirectCheck
+
+__all__ = ["RedirectCheck", "ToolRouter"]
 
 
 @runtime_checkable
 class ToolRouter(Protocol):
-    async def execute(self, request: ToolRequest) -> ToolResult:
+    async def execute(
+        self, request: ToolRequest, *, check_redirect: RedirectCheck | None = None
+    ) -> ToolResult:
         """Run one tool call and describe how it ended."""
         ...
 

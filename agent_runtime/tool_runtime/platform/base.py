@@ -68,16 +68,16 @@ class Platform(ABC):
     ) -> str:
         """Validate and resolve a path argument; a ``ToolFailure(INVALID_REQUEST)`` names the problem.
 
-        Steps of seed 003 §6.1 and §8.1: no NUL bytes, ``~`` expanded, separators normalised, absolute,
-        valid names, length within the OS limit, no ``..`` climbing out of the workspace, symlinks
-        resolved. With ``resolve_final=False`` the last component is kept as written (its parent is
-        resolved) so that a symlink itself can be deleted rather than its target.
+        Steps of seed 003 §6.1 and §8.1: no NUL bytes, ``~`` expanded (``~name`` refused), separators
+        normalised, absolute, valid names, length within the OS limit, no ``..`` climbing out of the
+        workspace, symlinks resolved. With ``resolve_final=False`` the last component is kept as
+        written (its parent is resolved) so that a symlink itself can be deleted rather than its target.
         """
         if "\x00" in raw:
             raise _invalid(field, "must not contain NUL bytes")
         if not raw.strip():
             raise _invalid(field, "must not be empty")
-        expanded = self._to_native(self._expand_user(raw))
+        expanded = self._to_native(self._expand_user(raw, field))
         if not self.is_absolute(expanded):
             raise _invalid(field, f"must be an absolute path (got {_shown(raw)})")
         self._check_names(expanded, field)
@@ -134,10 +134,18 @@ class Platform(ABC):
         """The user's home directory, for ``~`` expansion."""
         return os.path.expanduser("~")
 
-    def _expand_user(self, raw: str) -> str:
-        # Only "~" and "~/..." are expanded: "~otheruser" would read another account's home.
+    def _expand_user(self, raw: str, field: str) -> str:
+        # Only "~" and "~/..." (and "~\\..." where that is the separator) are the user's own home.
+        # "~otheruser" would reach into another account's home: refused by name, so the caller learns
+        # why rather than being told the path is not absolute.
         if raw == "~" or raw.startswith(("~/", "~" + self.sep)):
             return self.home() + raw[1:]
+        if raw.startswith("~"):
+            raise _invalid(
+                field,
+                f"names another account's home folder ({_shown(raw)}); only your own home is accepted,"
+                " written '~' or '~/…'",
+            )
         return raw
 
     @abstractmethod

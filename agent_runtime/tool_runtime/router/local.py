@@ -26,6 +26,7 @@ from agent_runtime.tool_runtime.tools.base import DEFAULT_MAX_OUTPUT_BYTES, Argu
 from agent_runtime.tool_runtime.tools.network.resolver import Resolver
 from contracts.errors import ErrorCode
 from contracts.tools import ToolArtifact, ToolDefinition, ToolRequest, ToolResult
+from contracts.urls import RedirectCheck
 from contracts.validation import invalid_request
 
 __all__ = ["LocalToolRouter"]
@@ -83,7 +84,10 @@ class LocalToolRouter:
     def get_available_tools(self) -> list[ToolDefinition]:
         return self._registry.definitions()
 
-    async def execute(self, request: ToolRequest) -> ToolResult:
+    async def execute(
+        self, request: ToolRequest, *, check_redirect: RedirectCheck | None = None
+    ) -> ToolResult:
+        """Run one call; ``check_redirect`` is asked before HttpRequest follows each redirect."""
         tool = self._registry.get(request.tool_name)
         if tool is None:
             return failed_result(request, ErrorCode.TOOL_NOT_FOUND, f"Unknown tool: {request.tool_name}")
@@ -91,7 +95,7 @@ class LocalToolRouter:
             return failed_result(request, ErrorCode.TOOL_EXECUTION_FAILED, "The tool runtime has shut down")
         try:
             args = _validated(tool, request.arguments)
-            context = self._context(request)
+            context = self._context(request, check_redirect)
         except ToolFailure as failure:
             return failed_result(request, failure.code, failure.message)
         task = asyncio.current_task()
@@ -114,7 +118,7 @@ class LocalToolRouter:
                 self._running.discard(task)
         return succeeded_result(request, output)
 
-    def _context(self, request: ToolRequest) -> ToolContext:
+    def _context(self, request: ToolRequest, check_redirect: RedirectCheck | None) -> ToolContext:
         scope = request.scope
         workspace_root = self._workspace_root
         max_file_size = self._max_file_size_bytes
@@ -134,6 +138,7 @@ class LocalToolRouter:
             max_file_size_bytes=max_file_size,
             max_output_bytes=max_output,
             spool=self._spool,
+            check_redirect=check_redirect,
         )
 
     def release_artifacts(self, artifacts: Sequence[ToolArtifact]) -> None:

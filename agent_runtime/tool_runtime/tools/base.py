@@ -19,6 +19,7 @@ from agent_runtime.tool_runtime.platform.base import Platform
 from contracts._base import WireModel
 from contracts.enums import Capability
 from contracts.tools import ToolDefinition
+from contracts.urls import RedirectCheck
 
 __all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "Arguments", "Tool", "ToolContext"]
 
@@ -44,6 +45,8 @@ class ToolContext:
     max_file_size_bytes: int | None
     max_output_bytes: int
     spool: Spool
+    check_redirect: RedirectCheck | None = None
+    """The host's check of each redirect hop (HttpRequest); None: only the tool's own guard applies."""
 
 
 class Tool(ABC, Generic[A]):

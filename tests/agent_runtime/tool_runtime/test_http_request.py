@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -132,6 +133,63 @@ async def test_a_redirect_to_another_scheme_is_refused(
     assert result.error is not None
     assert result.error.code in (ErrorCode.INVALID_REQUEST, ErrorCode.TOOL_EXECUTION_FAILED)
     assert len(http_server.requests) == 1
+
+
+# The authority "127.0.0.1\\@public.test" is read as host public.test by httpx but as host 127.0.0.1 by
+# WHATWG parsers (browsers); the policy's URL parser refuses it, so the tool must too — even when, as
+# here, both readings would reach the local test server.
+AMBIGUOUS_AUTHORITIES = ["127.0.0.1\\@public.test", "user:secret@public.test", "127.0.0.1@public.test"]
+
+
+@pytest.mark.parametrize("authority", AMBIGUOUS_AUTHORITIES)
+async def test_a_url_whose_authority_holds_a_backslash_or_userinfo_is_refused(
+    http: LocalToolRouter, http_server: LocalHTTPServer, authority: str
+) -> None:
+    result = await http.execute(call("HttpRequest", url=f"http://{authority}:{http_server.port}/hello"))
+    assert failed_with(result, ErrorCode.INVALID_REQUEST)
+    assert result.error is not None
+    assert result.error.message.startswith("arguments.url refused: ")
+    assert "backslash" in result.error.message or "credentials" in result.error.message
+    assert http_server.requests == []
+
+
+@pytest.mark.parametrize("authority", AMBIGUOUS_AUTHORITIES)
+async def test_a_redirect_whose_authority_holds_a_backslash_or_userinfo_is_refused(
+    http: LocalToolRouter, http_server: LocalHTTPServer, authority: str
+) -> None:
+    location = quote(f"http://{authority}:{http_server.port}/hello", safe="")
+    result = await http.execute(call("HttpRequest", url=http_server.url(f"/to?location={location}")))
+    assert failed_with(result, ErrorCode.INVALID_REQUEST)
+    assert result.error is not None
+    assert result.error.message.startswith("redirect 1 to ")
+    assert "backslash" in result.error.message or "credentials" in result.error.message
+    assert len(http_server.requests) == 1
+
+
+async def test_a_redirected_result_names_the_final_url(
+    http: LocalToolRouter, http_server: LocalHTTPServer
+) -> None:
+    text = ok(await http.execute(call("HttpRequest", url=http_server.url("/chain/2"))))
+    assert text.startswith(f"HTTP 200 OK\nFinal URL: {http_server.url('/chain/0')} (after 2 redirects)\n")
+
+
+@pytest.mark.parametrize(
+    ("code", "method", "body"),
+    [
+        (301, "GET", ""),  # a POST answered 301 or 302 is repeated as a GET, as browsers do
+        (302, "GET", ""),
+        (303, "GET", ""),  # 303 See Other: always GET
+        (307, "POST", "payload"),  # 307 and 308 keep the method and the body
+        (308, "POST", "payload"),
+    ],
+)
+async def test_redirects_keep_the_methods_each_status_asks_for(
+    http: LocalToolRouter, http_server: LocalHTTPServer, code: int, method: str, body: str
+) -> None:
+    url = http_server.url(f"/to?code={code}&location=/echo")
+    text = ok(await http.execute(call("HttpRequest", url=url, method="POST", body="payload")))
+    echoed = json.loads(text.split("\n\n", 1)[1])
+    assert (echoed["method"], echoed["body"]) == (method, body)
 
 
 async def test_dns_rebinding_between_hops_is_caught(

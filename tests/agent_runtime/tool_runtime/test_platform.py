@@ -183,6 +183,25 @@ def test_linux_uses_shell_when_it_exists_else_bin_sh() -> None:
     assert LinuxPlatform(environ={"SHELL": "zsh"}, is_executable=lambda p: True).shell() == "/bin/sh"
 
 
+@pytest.mark.parametrize("raw", ["~root", "~root/.ssh/id_rsa", "~other\\notes.txt", "~.ssh", "~~/x"])
+def test_a_path_naming_another_accounts_home_is_refused_on_every_os(raw: str) -> None:
+    # Only "~" and "~/…" (on Windows "~\\…" too) are the user's own home; "~name" is another account's.
+    for platform in (
+        LinuxPlatform(environ={"HOME": "/home/ana"}, realpath=posixpath.normpath),
+        MacOSPlatform(environ={"HOME": "/Users/ana"}, realpath=posixpath.normpath),
+        windows(),
+    ):
+        message = problem(platform, raw)
+        assert message.startswith("arguments.path ")
+        assert "another account's home folder" in message
+        assert "'~/" in message  # says what to write instead
+
+
+def test_windows_accepts_its_own_home_with_either_separator() -> None:
+    assert windows().normalize_path("~", field="f") == "C:\\Users\\ana"
+    assert windows().normalize_path("~\\a.txt", field="f") == "C:\\Users\\ana\\a.txt"
+
+
 def test_posix_kills_trees_with_signals_not_a_command() -> None:
     assert LinuxPlatform().kill_tree_command(1) is None
 

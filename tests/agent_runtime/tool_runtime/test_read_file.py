@@ -158,7 +158,7 @@ async def test_a_symlink_is_read_through_to_its_target(router: LocalToolRouter, 
         ("/tmp/a\x00.txt", "must not contain NUL bytes"),
         ("/" + "a" * 300, "has a name longer than 255 characters"),
         ("/" + "/".join(["abcdefgh"] * 500), "this OS allows at most"),
-        ("~otheruser/.ssh/id_rsa", "must be an absolute path"),
+        ("~otheruser/.ssh/id_rsa", "another account's home folder"),
     ],
 )
 async def test_bad_paths_are_invalid_request_naming_the_problem(

@@ -1,11 +1,22 @@
-"""HttpRequest (seed 003 §4.5, §8.3): one HTTP exchange, guarded against SSRF, bounded in time and size."""
+"""HttpRequest (seed 003 §4.5, §8.3): one HTTP exchange, guarded against SSRF, bounded in time and size.
+
+Every URL it is about to request — the first and each redirect hop — passes the same checks: the SSRF
+guard (again at connect time, see ``transport``), the URL rule the policy applies too
+(``contracts.urls.parse_url_host``: no backslash or userinfo in the authority, which parsers read two
+ways), and, when the agent host gave one, the host's own check of the hop (``ToolContext.check_redirect``:
+its ``allowedDomains`` and approvals). Redirects keep the methods HTTP asks for (httpx builds each hop):
+303 and a POST answered 301 or 302 become GET without a body, 307 and 308 keep method and body.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import codecs
 import re
+from collections.abc import Awaitable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
+from typing import TypeVar
+from urllib.parse import urljoin
 
 import httpcore
 import httpx
@@ -21,9 +32,12 @@ from agent_runtime.tool_runtime.tools.network.resolver import Resolver, SystemRe
 from agent_runtime.tool_runtime.tools.network.transport import GuardedNetworkBackend, GuardedTransport
 from contracts.enums import ArtifactType, Capability, ToolName
 from contracts.errors import ErrorCode
+from contracts.urls import UrlRejected, parse_url_host
 from contracts.validation import FieldProblem
 
 __all__ = ["MAX_BODY_BYTES", "MAX_REDIRECTS", "HttpRequest", "HttpRequestArguments"]
+
+T = TypeVar("T")
 
 MAX_REDIRECTS = 5
 #: A response body past this many bytes is aborted (seed 003 §4.5), counted after content decoding
@@ -109,8 +123,8 @@ class HttpRequest(Tool[HttpRequestArguments]):
                     ErrorCode.INVALID_REQUEST, "arguments.body is not valid Unicode text (lone surrogate)"
                 ) from exc
         try:
-            async with asyncio.timeout(args.timeout):
-                return await self._exchange(url, args, body, context)
+            async with asyncio.timeout(args.timeout) as budget:
+                return await self._exchange(url, args, body, context, budget)
         except TimeoutError as exc:
             raise _timed_out(args.timeout) from exc
         except (httpcore.TimeoutException, httpx.TimeoutException) as exc:
@@ -139,7 +153,9 @@ class HttpRequest(Tool[HttpRequestArguments]):
             url = httpx.URL(raw.strip())
         except (httpx.InvalidURL, ValueError, TypeError) as exc:
             raise ToolFailure(ErrorCode.INVALID_REQUEST, f"{field} is not a valid URL") from exc
-        return self._checked(url, field)
+        checked = self._checked(url, field)
+        _same_rule_as_the_policy(raw, field)
+        return checked
 
     def _checked(self, url: httpx.URL, field: str) -> httpx.URL:
         if url.scheme not in ("http", "https"):
@@ -164,7 +180,12 @@ class HttpRequest(Tool[HttpRequestArguments]):
         return url
 
     async def _exchange(
-        self, url: httpx.URL, args: HttpRequestArguments, body: bytes | None, context: ToolContext
+        self,
+        url: httpx.URL,
+        args: HttpRequestArguments,
+        body: bytes | None,
+        context: ToolContext,
+        budget: asyncio.Timeout,
     ) -> ToolOutput:
         client = self._http()
         try:
@@ -185,20 +206,61 @@ class HttpRequest(Tool[HttpRequestArguments]):
             try:
                 following = response.next_request
                 if following is None:
-                    return await _read(response, context, args.method)
+                    return await _read(response, context, args.method, redirects=hop)
                 if hop == MAX_REDIRECTS:
                     raise ToolFailure(
                         ErrorCode.TOOL_EXECUTION_FAILED,
                         f"Too many redirects: more than {MAX_REDIRECTS} (last to {following.url})",
                     )
-                self._checked(following.url, f"redirect {hop + 1} to {str(following.url)[:200]}")
+                # The Location as the server wrote it, made absolute: httpx has already re-encoded
+                # what it parsed (a backslash in the authority becomes userinfo "%5C"), and the rule
+                # must judge what other parsers would see.
+                written = _absolute(str(request.url), response.headers.get("location", ""))
+                field = f"redirect {hop + 1} to {written[:200]}"
+                self._checked(following.url, field)
+                _same_rule_as_the_policy(written, field)
+                if context.check_redirect is not None:
+                    refusal = await _outside_budget(
+                        budget, context.check_redirect(str(following.url), following.method)
+                    )
+                    if refusal is not None:
+                        raise ToolFailure(ErrorCode.CAPABILITY_DENIED, refusal)
                 request = following
             finally:
                 await response.aclose()
         raise ToolFailure(ErrorCode.TOOL_EXECUTION_FAILED, "Too many redirects")
 
 
-async def _read(response: httpx.Response, context: ToolContext, method: str) -> ToolOutput:
+def _same_rule_as_the_policy(url: str, field: str) -> None:
+    """Refuse what the policy's URL parser refuses (one rule: ``contracts.urls``)."""
+    try:
+        parse_url_host(url)
+    except UrlRejected as exc:
+        raise ToolFailure(ErrorCode.INVALID_REQUEST, f"{field} refused: {exc}") from exc
+
+
+def _absolute(base: str, location: str) -> str:
+    try:
+        return urljoin(base, location)
+    except ValueError:
+        return location  # unparseable: the rule then refuses it as written
+
+
+async def _outside_budget(budget: asyncio.Timeout, waiting: Awaitable[T]) -> T:
+    """Await ``waiting`` with the call's time budget stopped: the host's check of a redirect may wait
+    for the user's approval, which is not the server's time to answer."""
+    loop = asyncio.get_running_loop()
+    deadline = budget.when()
+    remaining = None if deadline is None else deadline - loop.time()
+    budget.reschedule(None)
+    try:
+        return await waiting
+    finally:
+        if remaining is not None:
+            budget.reschedule(loop.time() + remaining)
+
+
+async def _read(response: httpx.Response, context: ToolContext, method: str, *, redirects: int) -> ToolOutput:
     content_type = response.headers.get("content-type", "")
     capture = Capture(context.max_output_bytes, spool=context.spool, name="response", suffix=".body")
     decoder = codecs.getincrementaldecoder(_charset(response))(errors="replace")
@@ -219,8 +281,12 @@ async def _read(response: httpx.Response, context: ToolContext, method: str) -> 
         raise
     capture.close()
     shown = f"[binary body, {capture.total} bytes]" if looks_binary(capture.head) else text.kept.render()
+    # After redirects the model must know which URL answered (its links are relative to that one).
+    plural = "redirect" if redirects == 1 else "redirects"
+    final = f"Final URL: {response.url} (after {redirects} {plural})\n" if redirects else ""
     header = (
         f"HTTP {response.status_code} {response.reason_phrase}\n"
+        f"{final}"
         f"Content-Type: {content_type or '(none)'}\n"
         f"Content-Length: {capture.total}\n"
     )

@@ -20,6 +20,7 @@ from agent_runtime.tool_runtime import LocalToolRouter
 from contracts.enums import ArtifactType, Capability, ToolStatus
 from contracts.errors import ErrorCode
 from contracts.tools import ToolArtifact, ToolDefinition, ToolRequest, ToolResult
+from contracts.urls import RedirectCheck
 from tests.agent_runtime.agent_host.routing.support import IDS, FakeUploader, Unreachable, tool_call
 from tests.agent_runtime.tool_runtime.support import failed_with, wait_gone
 
@@ -172,7 +173,9 @@ class ScriptedRouter:
             for name in ("ReadFile", "WriteFile", "DeleteFile", "RunCommand", "HttpRequest", "Mystery")
         ]
 
-    async def execute(self, request: ToolRequest) -> ToolResult:
+    async def execute(
+        self, request: ToolRequest, *, check_redirect: RedirectCheck | None = None
+    ) -> ToolResult:
         self.requests.append(request)
         if self.raises is not None:
             raise self.raises

@@ -166,6 +166,41 @@ def test_a_home_relative_path_is_expanded(
     assert prepared.facts.resolved_path == str(home / "notes.md")
 
 
+@pytest.mark.parametrize(
+    ("tool", "field", "path"),
+    [
+        ("ReadFile", "path", "~root/.ssh/id_rsa"),
+        ("WriteFile", "path", "~other/notes.md"),
+        ("DeleteFile", "path", "~nobody"),
+        ("RunCommand", "cwd", "~root"),
+    ],
+)
+def test_a_path_naming_another_accounts_home_is_refused_not_taken_as_relative(
+    dispatch: ToolDispatch, workspace: Path, tool: str, field: str, path: str
+) -> None:
+    # Today "~root/x" would be a folder named "~root" inside the project; the model means root's home.
+    (workspace / "~root").mkdir()
+    arguments = {field: path, "content": "x"} if tool == "WriteFile" else {field: path}
+    if tool == "RunCommand":
+        arguments["command"] = "ls"
+    prepared = dispatch.prepare(tool_call(tool, **arguments), **IDS)
+    assert failed_with(prepared.failure, ErrorCode.INVALID_REQUEST)
+    assert prepared.failure is not None
+    assert prepared.failure.error is not None
+    message = prepared.failure.error.message
+    assert message.startswith(f"arguments.{field} ")
+    assert "another account's home folder" in message
+    assert "'./" in message  # how to name a project file that really starts with "~"
+
+
+def test_a_project_file_starting_with_a_tilde_is_reached_through_dot_slash(
+    dispatch: ToolDispatch, workspace: Path
+) -> None:
+    prepared = dispatch.prepare(tool_call("ReadFile", path="./~backup.txt"), **IDS)
+    assert prepared.failure is None
+    assert prepared.facts.resolved_path == str(workspace / "~backup.txt")
+
+
 def test_a_relative_path_without_a_workspace_root_is_an_invalid_request(router: LocalToolRouter) -> None:
     dispatch = ToolDispatch(router, workspace_roots=[], uploader=None)
     prepared = dispatch.prepare(tool_call("ReadFile", path="notes.txt"), **IDS)

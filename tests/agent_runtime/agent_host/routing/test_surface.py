@@ -13,6 +13,7 @@ def test_the_public_surface_is_pinned() -> None:
         "PatchTracker",
         "PathRejected",
         "PreparedCall",
+        "RedirectVetter",
         "RoutingError",
         "ToolDispatch",
         "ToolRouter",
