@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import contextlib
 import importlib
 import logging
 import os
@@ -34,6 +35,8 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_HANDSHAKE = 3
 EXIT_BROKEN = 4
+EXIT_SESSION_FAILED = 5
+"""The session ended SESSION_FAILED (seed 000 §3.3): ``session_failed`` was sent, the checkpoint removed."""
 
 
 def _os_family() -> str:
@@ -123,14 +126,20 @@ async def _serve(args: argparse.Namespace, loading: concurrent.futures.Future[No
     done, _ = await asyncio.wait({serving, exiting}, return_when=asyncio.FIRST_COMPLETED)
     if exiting in done:
         await connection.finish()
+        # Closing the socket ends the read loop, but a pipe on stdin stays open as long as the client
+        # keeps it open: stop reading, the session is over.
+        serving.cancel()
     else:
         # The desktop went away without a Shutdown: stop like a crash would, keeping the checkpoint,
         # so the desktop can resume the session in a new runtime.
         exiting.cancel()
-    await serving
+    with contextlib.suppress(asyncio.CancelledError):
+        await serving
     for host in hosts:
         await host.aclose()
-    return EXIT_BROKEN if failed else EXIT_OK
+    if failed:
+        return EXIT_BROKEN
+    return EXIT_SESSION_FAILED if any(host.session_failed for host in hosts) else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,19 +1,22 @@
 """The crash-recovery checkpoint of the Local State Store (seed 000 §9.2).
 
 Written after every step, read on restart; an unknown ``checkpointVersion`` means the file is from an
-incompatible version and is treated as corrupt (seed 000 §9.7).
+incompatible version and is treated as corrupt (seed 000 §9.7), and so does a file that parses but
+cannot be resumed (:func:`checkpoint_problem`).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AwareDatetime, Field
+from pydantic import Field, ValidationError
 
-from contracts._base import WireModel
+from contracts._base import UtcDatetime, WireModel
 from contracts.approvals import ApprovalDecisionRecord
 from contracts.enums import ApprovalMode, CheckpointTaskStatus, SessionStatus
 from contracts.messages import ConversationMessage
+from contracts.rest.sessions import ResumeSessionRequest
+from contracts.validation import invalid_request
 
 SUPPORTED_CHECKPOINT_VERSIONS = frozenset({"1.0"})
 
@@ -28,6 +31,9 @@ class CheckpointTask(WireModel):
     # the same rules the user started it with.
     approval_mode: ApprovalMode | None = None
     allow_network: bool | None = None
+    step_limit_warned: bool | None = None
+    """``step_limit_approaching`` was sent (seed 000 §4.3): a resumed task does not warn twice. Absent
+    from checkpoints written before it was kept."""
 
 
 class Checkpoint(WireModel):
@@ -42,8 +48,43 @@ class Checkpoint(WireModel):
     thread: list[ConversationMessage]
     session_tokens_used: int = Field(ge=0)
     policy_bundle_version: str = Field(min_length=1)
-    checkpointed_at: AwareDatetime
+    checkpointed_at: UtcDatetime
     approval_decisions: list[ApprovalDecisionRecord] = Field(default_factory=list)
     workspace_paths: list[str] | None = None
     """The session's project folders (``workspaceHint.localPaths``): a resumed process needs them to
     resolve paths and to build the same system prompt."""
+    # The inputs of ``session_completed`` (seed 000 §12) that a process restart would otherwise reset;
+    # absent from checkpoints written before they existed.
+    task_count: int | None = Field(default=None, ge=0)
+    """Tasks started in the session so far."""
+    session_started_at: UtcDatetime | None = None
+    """When ``CreateSession`` made the session: ``durationMs`` counts from here."""
+
+
+def checkpoint_problem(checkpoint: Checkpoint) -> str | None:
+    """Why a well-formed checkpoint still cannot be resumed, as one plain sentence; None if it can.
+
+    Checked on load rather than by the model so that writing a checkpoint never fails on them: the
+    loop keeps ``stepCount`` within ``maxSteps`` and the backend's identifiers within bounds, so only a
+    damaged or hand-edited file breaks them. The thread's own order is the conversation thread's rule,
+    checked when the runtime rebuilds it.
+    """
+    task = checkpoint.task
+    if task is not None and task.step_count > task.max_steps:
+        return (
+            f"task {task.task_id[:80]} has taken {task.step_count} steps,"
+            f" more than its maxSteps of {task.max_steps}"
+        )
+    try:
+        # Seed 000 §9.5: the cursor and the bundle version go back to the Session Service on resume.
+        ResumeSessionRequest.model_validate(
+            {
+                "checkpointCursor": checkpoint.step_cursor,
+                "policyBundleVersion": checkpoint.policy_bundle_version,
+            }
+        )
+    except ValidationError as exc:
+        shape = invalid_request(exc)
+        field = {"checkpointCursor": "stepCursor"}.get(shape.details["field"], shape.details["field"])
+        return f"its {field} cannot be sent to the Session Service: {field} {shape.details['problem']}"
+    return None

@@ -11,7 +11,11 @@ protocol, ``error.data`` carries the seed's error shape (:class:`contracts.error
 * ``-32602`` invalid params: ``data`` is an ``INVALID_REQUEST`` shape whose ``details.field`` names the
   offending field (``taskOptions.maxSteps``) and ``details.problem`` says what is wrong with it;
 * ``-32603`` internal error: ``data`` is an ``INTERNAL_ERROR`` shape with no implementation detail;
-* ``-32000`` application error: ``data`` is the shape the method raised (``SESSION_NOT_FOUND``, …).
+* ``-32000`` application error: ``data`` is the shape the method raised (``SESSION_NOT_FOUND``, …);
+* ``-32001`` state conflict: the params are valid but the session's state refuses the request (a task
+  is already running, the session is paused or has ended, a transition outside the state tables, an
+  incompatible client); ``data`` is the shape (``INVALID_REQUEST``, ``details`` name the state). The
+  same request may succeed once the state changes.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class RpcErrorCode(IntEnum):
     INVALID_PARAMS = -32602
     INTERNAL_ERROR = -32603
     APPLICATION_ERROR = -32000
+    STATE_CONFLICT = -32001
 
 
 def rpc_code_for(code: ErrorCode) -> RpcErrorCode:

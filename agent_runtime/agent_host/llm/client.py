@@ -171,11 +171,14 @@ class LlmClient:
         on_text: TextCallback | None = None,
         on_discard: DiscardCallback | None = None,
         on_retry: RetryCallback | None = None,
+        before_retry: Callable[[], Awaitable[None] | None] | None = None,
     ) -> LlmResponse:
         """One LLM call with retries; see the module docstring for every outcome.
 
-        An exception raised by a callback is the caller's own: it propagates as is, after the
-        stream is closed, and ends the call without a retry.
+        ``before_retry`` runs after the backoff, immediately before each retry is sent: the caller's
+        last word on whether the call may still be made (the policy may have expired meanwhile). An
+        exception raised by a callback is the caller's own: it propagates as is, after the stream is
+        closed, and ends the call without a retry.
         """
         body = self.build_body(policy=policy, system_prompt=system_prompt, messages=messages, tools=tools)
         content = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
@@ -200,6 +203,8 @@ class LlmClient:
                 if on_retry is not None:
                     await _call(on_retry, attempts, delay, exc.message)
                 await self._sleep(delay)
+                if before_retry is not None:
+                    await _call(before_retry)
                 continue
             return LlmResponse(
                 text=outcome.text,

@@ -85,6 +85,7 @@ def build_checkpoint(ctx: LoopContext, task: TaskRecord | None, now: datetime) -
             max_steps=task.max_steps,
             approval_mode=task.approval_mode,
             allow_network=task.allow_network,
+            step_limit_warned=task.warned_step_limit,
         ),
         step_cursor=task.step_cursor if task else None,
         thread=ctx.thread.to_checkpoint_thread(),
@@ -93,6 +94,8 @@ def build_checkpoint(ctx: LoopContext, task: TaskRecord | None, now: datetime) -
         checkpointed_at=now,
         approval_decisions=ctx.approvals.records,
         workspace_paths=list(ctx.workspace_paths),
+        task_count=ctx.task_count,
+        session_started_at=ctx.started_at,
     )
 
 
@@ -221,6 +224,11 @@ class AgentLoop:
             logger.info("LLM retry %d in %.1f s: %s", retry, delay_s, reason)
             self._emit(EventType.LLM_REQUEST_STARTED, task, step_id, **started)
 
+        def before_retry() -> None:
+            # §8.6 "checked before each LLM call": a retry after a long backoff is a call of its own.
+            if ctx.enforcer.is_expired(self._clock()):
+                raise _PolicyLapsed(PolicyExpired(ctx.enforcer.bundle.expires_at))
+
         call = asyncio.ensure_future(
             ctx.llm.stream(
                 policy=policy,
@@ -229,6 +237,7 @@ class AgentLoop:
                 tools=ctx.tools,
                 on_text=on_text,
                 on_retry=on_retry,
+                before_retry=before_retry,
             )
         )
         self._llm_call = call
@@ -249,6 +258,8 @@ class AgentLoop:
             return await self._finish(task, TaskEnd.FAILED, "guardrail_blocked", exc.shape)
         except LlmRetriesExhausted as exc:
             return self._pause(task, "llm_unreachable", exc.shape)
+        except _PolicyLapsed as lapsed:
+            return self._expired(task, lapsed.expired)
         except LlmError as exc:
             return await self._finish(task, TaskEnd.FAILED, "llm_failed", exc.shape)
         finally:
@@ -302,6 +313,10 @@ class AgentLoop:
         """A task the session's pause suspended is cancelled without running another step."""
         return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
 
+    async def fail_suspended(self, task: TaskRecord, reason: str, error: ErrorShape) -> TaskOutcome:
+        """A task the session's failure stops (it was suspended by a pause) ends failed, with no step."""
+        return await self._finish(task, TaskEnd.FAILED, reason, error)
+
     async def fail_internal(self, task: TaskRecord) -> None:
         """A bug escaped the loop: the task still ends, visibly, with a generic error."""
         error = ErrorShape(
@@ -329,6 +344,8 @@ class AgentLoop:
                 stepCount=task.step_count,
                 maxSteps=task.max_steps,
             )
+            # Recorded at once: a process killed after this point must not warn again on resume.
+            self._checkpoint(task)
 
     async def _finish(
         self, task: TaskRecord, end: TaskEnd, reason: str | None = None, error: ErrorShape | None = None
@@ -410,3 +427,11 @@ class AgentLoop:
         self._ctx.emitter.emit(
             event, {k: v for k, v in payload.items() if v is not None}, task_id=task.task_id, step_id=step_id
         )
+
+
+class _PolicyLapsed(Exception):
+    """The bundle expired while an LLM call waited to retry: the retry is not sent (§8.6)."""
+
+    def __init__(self, expired: PolicyExpired) -> None:
+        super().__init__(expired.reason)
+        self.expired = expired

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from agent_runtime.agent_host.approval import ApprovalGate
 from agent_runtime.agent_host.events import EventEmitter
@@ -42,6 +43,10 @@ class LoopContext:
     tools: list[ToolDefinition] = field(default_factory=list)
     system_tokens: int = 0
     tools_tokens: int = 0
+    started_at: datetime | None = None
+    """When ``CreateSession`` made the session (kept in the checkpoint): ``durationMs`` counts from it."""
+    task_count: int = 0
+    """Tasks started in the session, across process restarts (kept in the checkpoint)."""
 
     def tool_scope(self) -> ToolScope:
         """The limits of the policy's grants that the tools apply themselves (seed 003 §4)."""

@@ -40,5 +40,6 @@ class TaskOutcome:
     end: TaskEnd
     reason: str | None = None
     """``max_steps_exceeded``, ``budget_exceeded``, ``guardrail_blocked``, ``repeated_tool_call``,
-    ``llm_failed``, ``cancelled``; for a pause ``llm_unreachable`` or ``policy_expired``."""
+    ``llm_failed``, ``cancelled``, ``session_failed``; for a pause ``llm_unreachable`` or
+    ``policy_expired``."""
     error: ErrorShape | None = None

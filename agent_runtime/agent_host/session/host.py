@@ -30,7 +30,7 @@ from agent_runtime.agent_host.services import (
     keys_from_environment,
     verify_policy_bundle,
 )
-from agent_runtime.agent_host.session.rpc import Dispatcher, in_own_task
+from agent_runtime.agent_host.session.rpc import Dispatcher, StateConflict, in_own_task
 from agent_runtime.agent_host.state import (
     CheckpointCorrupt,
     CheckpointStore,
@@ -40,6 +40,7 @@ from agent_runtime.agent_host.state import (
 )
 from agent_runtime.agent_host.thread import (
     ConversationThread,
+    ThreadOrderError,
     TiktokenTokenizer,
     TokenBudget,
     build_system_prompt,
@@ -48,6 +49,7 @@ from agent_runtime.agent_host.thread import (
 from contracts.checkpoint import Checkpoint
 from contracts.enums import (
     ApprovalMode,
+    Capability,
     CheckpointTaskStatus,
     CompatibilityStatus,
     OsFamily,
@@ -55,7 +57,7 @@ from contracts.enums import (
     TaskStatus,
     ToolStatus,
 )
-from contracts.errors import CoworkError, ErrorCode
+from contracts.errors import CoworkError, ErrorCode, ErrorShape
 from contracts.events import EventType
 from contracts.messages import SessionHistory
 from contracts.methods import (
@@ -134,7 +136,10 @@ class SessionHost:
         self._started_at = clock()
         self._tokenizer = TiktokenTokenizer()
         self.exit_requested = exit_requested or asyncio.Event()
-        """Set when ``Shutdown`` has done its work: the program then closes the connection and exits."""
+        """Set when ``Shutdown`` has done its work, or the session failed: the program then closes the
+        connection and exits."""
+        self.session_failed = False
+        """The session ended SESSION_FAILED: the program exits with a status of its own."""
 
     # ------------------------------------------------------------------ wiring
 
@@ -183,7 +188,7 @@ class SessionHost:
             # Step 4.
             if response.compatibility_status is CompatibilityStatus.INCOMPATIBLE:
                 verdicts = {name: verdict.to_wire() for name, verdict in response.compatibility.items()}
-                raise _invalid(
+                raise StateConflict(
                     "The backend does not support this version of the desktop app or agent runtime; update"
                     " Cowork.",
                     compatibilityStatus=CompatibilityStatus.INCOMPATIBLE.value,
@@ -219,6 +224,7 @@ class SessionHost:
                 raise
             # Steps 8–12.
             ctx.machine.to_session(SessionStatus.SESSION_RUNNING)
+            ctx.started_at = self._clock()
             self._install(ctx)
             self._checkpoint()
             ctx.emitter.emit(
@@ -258,19 +264,24 @@ class SessionHost:
     async def start_task(self, params: StartTaskParams) -> StartTaskResult:
         ctx = self._require(params.session_id)
         if ctx.machine.session is SessionStatus.SESSION_PAUSED:
-            raise _invalid(
+            raise StateConflict(
                 "The session is paused; resume it before starting a task.", sessionStatus="SESSION_PAUSED"
             )
         if ctx.machine.session is not SessionStatus.SESSION_RUNNING:
-            raise _invalid(f"The session has ended ({ctx.machine.session.value}).")
+            raise StateConflict(
+                f"The session has ended ({ctx.machine.session.value}).",
+                sessionStatus=ctx.machine.session.value,
+            )
         if self._running():
             assert self._task is not None
-            raise _invalid(
+            raise StateConflict(
                 f"Task {self._task.task_id} is still running; cancel it or wait for it to end.",
                 taskId=self._task.task_id,
             )
         if params.task_id in self._task_ids:
-            raise _invalid(f"Task {params.task_id} already ran in this session; use a new taskId.")
+            raise StateConflict(
+                f"Task {params.task_id} already ran in this session; use a new taskId.", taskId=params.task_id
+            )
         if ctx.machine.task in TERMINAL_TASK:
             ctx.machine.to_task(TaskStatus.IDLE)
         ctx.machine.to_task(TaskStatus.TASK_RUNNING)
@@ -283,6 +294,7 @@ class SessionHost:
             allow_network=options.allow_network,
         )
         self._task_ids.add(task.task_id)
+        ctx.task_count += 1
         self._task = task
         ctx.thread.add_user_message(params.prompt, task_id=task.task_id)
         # Before answering: a task the desktop saw accepted survives a crash right after (§9.3).
@@ -314,7 +326,9 @@ class SessionHost:
 
     def _start_runner(self, task: TaskRecord) -> None:
         assert self._loop is not None
+        assert self._ctx is not None
         loop = self._loop
+        self._set_tools(self._ctx, task)
 
         async def run() -> None:
             try:
@@ -370,13 +384,7 @@ class SessionHost:
         try:
             checkpoint = self._store.load(session_id)
         except CheckpointCorrupt as exc:
-            raise CoworkError(
-                ErrorCode.SESSION_NOT_FOUND,
-                f"Crash recovery failed: the checkpoint of session {session_id} could not be read"
-                f" ({exc.reason}) and was removed. Start a new session; the history of its last completed"
-                " task is kept by the Workspace Service.",
-                details={"sessionId": session_id, "recovery": "failed", "reason": exc.reason},
-            ) from exc
+            raise await self._recovery_failed(exc) from None
         if checkpoint is None:
             raise CoworkError(
                 ErrorCode.SESSION_NOT_FOUND,
@@ -384,6 +392,7 @@ class SessionHost:
                 details={"sessionId": session_id},
             )
         gateway = GatewayConfig.from_env(self._environ)
+        await self._check_identity(checkpoint)
         try:
             bundle = await self._refresh(
                 session_id, checkpoint.step_cursor, None, checkpoint.policy_bundle_version
@@ -392,9 +401,19 @@ class SessionHost:
             self._store.delete(session_id)  # §9.6: a stale checkpoint
             raise
         enforcer = await self._enforcer(bundle, session_id)
-        thread = ConversationThread.from_checkpoint(
-            checkpoint, tokenizer=self._tokenizer, max_session_tokens=bundle.llm_policy.max_session_tokens
-        )
+        try:
+            thread = ConversationThread.from_checkpoint(
+                checkpoint, tokenizer=self._tokenizer, max_session_tokens=bundle.llm_policy.max_session_tokens
+            )
+        except ThreadOrderError as exc:
+            # The thread's own rule (unique IDs, every result after its call, calls left open only
+            # by the last step): a thread that breaks it cannot be sent to any model.
+            corrupt = self._store.set_aside(
+                session_id,
+                f"its thread is inconsistent: {exc.shape.message}",
+                workspace_id=checkpoint.workspace_id,
+            )
+            raise await self._recovery_failed(corrupt) from None
         ctx = self._context(
             session_id=session_id,
             workspace_id=checkpoint.workspace_id,
@@ -407,6 +426,11 @@ class SessionHost:
             machine=SessionMachine(),
         )
         ctx.approvals.restore(checkpoint.approval_decisions)
+        # Checkpoints written before these were kept count the resumed task only, from this process.
+        ctx.task_count = (
+            checkpoint.task_count if checkpoint.task_count is not None else int(checkpoint.task is not None)
+        )
+        ctx.started_at = checkpoint.session_started_at or self._started_at
         ctx.machine.to_session(SessionStatus.SESSION_RUNNING)
         task = self._task_from(checkpoint)
         self._install(ctx)
@@ -423,6 +447,75 @@ class SessionHost:
             self._start_runner(task)
         return self._resume_result(ctx)
 
+    async def _check_identity(self, checkpoint: Checkpoint) -> None:
+        """The checkpoint must describe the session the Session Service holds (§9.5): one naming
+        another tenant, workspace or user would act, upload and record approvals in the wrong place,
+        so it is corrupt (§9.7) rather than resumed."""
+        session_id = checkpoint.session_id
+        try:
+            held = await self._backend_client().get_session(session_id)
+        except SessionGone:
+            self._store.delete(session_id)  # §9.6: a stale checkpoint
+            raise
+        for field, saved, expected in (
+            ("tenantId", checkpoint.tenant_id, held.tenant_id),
+            ("workspaceId", checkpoint.workspace_id, held.workspace_id),
+            ("userId", checkpoint.user_id, held.user_id),
+        ):
+            if saved != expected:
+                corrupt = self._store.set_aside(
+                    session_id,
+                    f"its {field} {saved[:80]!r} is not the {field} of session {session_id} at the Session"
+                    " Service",
+                    workspace_id=held.workspace_id,
+                )
+                raise await self._recovery_failed(corrupt, workspace_id=held.workspace_id)
+
+    async def _recovery_failed(
+        self, corrupt: CheckpointCorrupt, *, workspace_id: str | None = None
+    ) -> CoworkError:
+        """§9.7 "notify the Desktop App that crash recovery failed": a ``checkpoint_recovery_failed``
+        event, delivered before the answer, and the error ``ResumeSession`` answers with.
+
+        Not an invalid request: the desktop asked for a session it may resume; the file on this
+        machine is what failed. The event needs the session's workspace: the Session Service's word
+        for it, else the file's own, else (neither known) the event is left out and only the error
+        tells."""
+        session_id = corrupt.session_id
+        if workspace_id is None:
+            try:
+                workspace_id = (await self._backend_client().get_session(session_id)).workspace_id
+            except CoworkError as exc:
+                logger.info("The Session Service could not name the workspace of %s: %s", session_id, exc)
+                workspace_id = corrupt.workspace_id
+        if workspace_id is None:
+            logger.warning(
+                "No workspace known for session %s: checkpoint_recovery_failed not sent", session_id
+            )
+        else:
+            emitter = EventEmitter(
+                workspace_id=workspace_id,
+                session_id=session_id,
+                notify=self._notify,
+                log_path=event_log_path(self._settings.data_dir, session_id),
+                clock=self._clock,
+            )
+            emitter.emit(EventType.CHECKPOINT_RECOVERY_FAILED, {"reason": corrupt.reason})
+            await emitter.aclose()  # bounded; the event reaches the desktop before the error does
+        details: dict[str, object] = {"sessionId": session_id, "recovery": "failed", "reason": corrupt.reason}
+        if corrupt.moved_to is not None:
+            details["movedTo"] = corrupt.moved_to
+            kept = f" was set aside as {corrupt.moved_to} in the checkpoints folder for diagnosis"
+        else:
+            kept = " was removed"
+        return CoworkError(
+            ErrorCode.SESSION_NOT_FOUND,
+            f"Crash recovery failed: the checkpoint of session {session_id} cannot be used"
+            f" ({corrupt.reason}) and{kept}. Start a new session; the history of its last completed task"
+            " is kept by the Workspace Service.",
+            details=details,
+        )
+
     @staticmethod
     def _task_from(checkpoint: Checkpoint) -> TaskRecord | None:
         saved = checkpoint.task
@@ -437,6 +530,7 @@ class SessionHost:
             step_count=saved.step_count,
             status=saved.status,
             step_cursor=checkpoint.step_cursor,
+            warned_step_limit=saved.step_limit_warned is True,
         )
 
     def _answer_interrupted(self, ctx: LoopContext, task: TaskRecord) -> None:
@@ -485,10 +579,10 @@ class SessionHost:
             response = await backend.resume_session(
                 session_id, ResumeSessionRequest(checkpoint_cursor=cursor, policy_bundle_version=version)
             )
-        except SessionGone:
-            if self._ctx is not None and self._ctx.machine.can_session(SessionStatus.SESSION_FAILED):
-                self._ctx.machine.to_session(SessionStatus.SESSION_FAILED)
-                self._store.delete(session_id)
+        except SessionGone as exc:
+            if self._ctx is not None:
+                # §3.3 "RUNNING → FAILED (e.g. resume fails)": the session cannot go on in this process.
+                await self._fail_session(self._ctx, "resume_refused", exc.shape)
             raise
         return response.policy_bundle
 
@@ -553,7 +647,8 @@ class SessionHost:
     async def _teardown(self, ctx: LoopContext, reason: str | None) -> None:
         loop, task = self._loop, self._task
         assert loop is not None
-        cancelled = False
+        # §3.3 "PAUSED → CANCELLED: user cancels": a paused session never reached a clean end.
+        cancelled = ctx.machine.session is SessionStatus.SESSION_PAUSED
         # Steps 1–2: cancel cooperatively and let the current step finish.
         if self._running() and self._runner is not None:
             loop.request_cancel()
@@ -570,11 +665,12 @@ class SessionHost:
         if cancelled:
             ctx.emitter.emit(EventType.SESSION_CANCELLED, {"reason": reason or "The session was shut down."})
         else:
-            duration = int((self._clock() - self._started_at).total_seconds() * 1000)
+            # Counted over the whole session, across process restarts (both are in the checkpoint).
+            duration = int((self._clock() - (ctx.started_at or self._started_at)).total_seconds() * 1000)
             ctx.emitter.emit(
                 EventType.SESSION_COMPLETED,
                 {
-                    "taskCount": len(self._task_ids),
+                    "taskCount": ctx.task_count,
                     "totalTokens": ctx.thread.session_tokens_used,
                     "durationMs": max(0, duration),
                 },
@@ -583,6 +679,29 @@ class SessionHost:
         await self._end_remote(ctx.session_id, final, reason or "Shutdown")
         self._store.delete(ctx.session_id)
         await self.aclose()
+
+    async def _fail_session(self, ctx: LoopContext, reason: str, error: ErrorShape) -> None:
+        """§3.3 → SESSION_FAILED, the one path for an unrecoverable error: the task ends (failed), the
+        history is uploaded if the Workspace Service takes it, ``session_failed`` is sent, the Session
+        Service is told, the checkpoint is removed (nothing is left to resume) and the program exits
+        with its own status (:attr:`session_failed`)."""
+        if not ctx.machine.can_session(SessionStatus.SESSION_FAILED):
+            return
+        loop, task = self._loop, self._task
+        assert loop is not None
+        if self._running() and self._runner is not None and self._runner is not asyncio.current_task():
+            loop.request_cancel()
+            await asyncio.shield(self._runner)
+        if task is not None and task.status is CheckpointTaskStatus.RUNNING:
+            await loop.fail_suspended(task, "session_failed", error)  # uploads the history
+        elif task is not None:
+            await loop.upload_history(task)
+        ctx.machine.to_session(SessionStatus.SESSION_FAILED)
+        ctx.emitter.emit(EventType.SESSION_FAILED, {"reason": reason, "error": error.to_wire()})
+        await self._end_remote(ctx.session_id, SessionStatus.SESSION_FAILED, error.message)
+        self._store.delete(ctx.session_id)
+        self.session_failed = True
+        self.exit_requested.set()
 
     async def aclose(self) -> None:
         """Stop everything this host started; the checkpoint stays unless a shutdown removed it."""
@@ -615,7 +734,7 @@ class SessionHost:
 
     def _refuse_second_session(self) -> None:
         if self._ctx is not None:
-            raise _invalid(
+            raise StateConflict(
                 f"This agent runtime already holds session {self._ctx.session_id}: one session per process.",
                 sessionId=self._ctx.session_id,
             )
@@ -737,9 +856,14 @@ class SessionHost:
         self._set_tools(ctx)
         return ctx
 
-    def _set_tools(self, ctx: LoopContext) -> None:
-        """§5.2: the tools of the granted capabilities, and the prompt that describes them."""
-        ctx.tools = ctx.dispatch.available_tools(ctx.enforcer.granted)
+    def _set_tools(self, ctx: LoopContext, task: TaskRecord | None = None) -> None:
+        """§5.2: the tools of the granted capabilities that ``task`` may use, and the prompt that
+        describes them. A tool the task's options forbid is not offered: the policy would deny every
+        call of it (§8.2), so offering it would only spend steps on refusals."""
+        usable = ctx.enforcer.granted
+        if task is not None and not task.allow_network:
+            usable = usable - {Capability.NETWORK_HTTP}
+        ctx.tools = ctx.dispatch.available_tools(usable)
         ctx.system_prompt = build_system_prompt(
             ctx.workspace_paths, ctx.os_family, ctx.tools, now=self._clock().date()
         )

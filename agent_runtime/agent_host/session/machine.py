@@ -19,7 +19,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from contracts.enums import SessionStatus, TaskStatus
-from contracts.errors import CoworkError, ErrorCode
+from contracts.errors import ErrorCode
+
+from .rpc.dispatcher import StateConflict
 
 __all__ = [
     "SESSION_TRANSITIONS",
@@ -39,7 +41,11 @@ SESSION_TRANSITIONS: Mapping[SessionStatus, frozenset[SessionStatus]] = MappingP
         S.SESSION_RUNNING: frozenset(
             {S.SESSION_PAUSED, S.SESSION_COMPLETED, S.SESSION_CANCELLED, S.SESSION_FAILED}
         ),
-        S.SESSION_PAUSED: frozenset({S.SESSION_RUNNING, S.SESSION_CANCELLED, S.SESSION_FAILED}),
+        # Seed 004: a paused session may end in each of the three ways; seed 000 names CANCELLED
+        # (the user cancels) and FAILED follows from its "resume fails".
+        S.SESSION_PAUSED: frozenset(
+            {S.SESSION_RUNNING, S.SESSION_COMPLETED, S.SESSION_CANCELLED, S.SESSION_FAILED}
+        ),
         S.SESSION_COMPLETED: frozenset(),
         S.SESSION_FAILED: frozenset(),
         S.SESSION_CANCELLED: frozenset(),
@@ -68,14 +74,15 @@ TERMINAL_SESSION = frozenset({S.SESSION_COMPLETED, S.SESSION_FAILED, S.SESSION_C
 TERMINAL_TASK = frozenset({T.TASK_COMPLETED, T.TASK_FAILED, T.TASK_CANCELLED})
 
 
-class IllegalTransition(CoworkError):
+class IllegalTransition(StateConflict):
     """A transition the tables do not allow; nothing changed."""
 
     def __init__(self, level: str, current: str, wanted: str) -> None:
         super().__init__(
-            ErrorCode.INVALID_REQUEST,
             f"The {level} cannot go from {current} to {wanted}.",
-            details={"level": level, "from": current, "to": wanted},
+            code=ErrorCode.INVALID_REQUEST,
+            level=level,
+            **{"from": current, "to": wanted},
         )
 
 

@@ -2,7 +2,9 @@
 
 The checkpoint is written after every completed step, synchronously and atomically (§9.3), read once
 on restart (§9.5), deleted on clean session end or when the Session Service says the session is gone
-(§9.6), and deleted when it cannot be used (§9.7).
+(§9.6). One that cannot be used (§9.7) is not deleted but renamed to
+``<sessionId>.json.corrupt-<UTC time>`` beside it: it no longer blocks the session ID, and whoever
+looks into why recovery failed still has the bytes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -21,20 +24,23 @@ from pydantic import ValidationError
 from agent_runtime.agent_host.state.errors import CheckpointCorrupt
 from agent_runtime.agent_host.state.files import (
     TEMP_SUFFIX,
+    fsync_directory,
     private_directory,
     replace_file,
     temp_prefix,
 )
 from agent_runtime.agent_host.state.location import checkpoints_dir, runtime_data_dir, safe_session_id
 from agent_runtime.agent_host.state.serialize import CheckpointEncoder
-from contracts.checkpoint import SUPPORTED_CHECKPOINT_VERSIONS, Checkpoint
+from contracts.checkpoint import SUPPORTED_CHECKPOINT_VERSIONS, Checkpoint, checkpoint_problem
 from contracts.validation import invalid_request
 
-__all__ = ["CHECKPOINT_SUFFIX", "MAX_CHECKPOINT_BYTES", "CheckpointStore"]
+__all__ = ["CHECKPOINT_SUFFIX", "CORRUPT_MARK", "MAX_CHECKPOINT_BYTES", "CheckpointStore"]
 
 logger = logging.getLogger(__name__)
 
 CHECKPOINT_SUFFIX = ".json"
+CORRUPT_MARK = ".corrupt-"
+"""``<sessionId>.json.corrupt-<UTC time>``: a checkpoint set aside; never read back as a checkpoint."""
 # Far above any real session (tool output is capped at 100 KiB a result) yet small enough that a
 # stray huge file cannot exhaust memory when read back on start-up.
 MAX_CHECKPOINT_BYTES = 512 * 1024 * 1024
@@ -82,24 +88,30 @@ class CheckpointStore:
     def load(self, session_id: str) -> Checkpoint | None:
         """The session's checkpoint; None if there is none.
 
-        A checkpoint that cannot be used is deleted, logged, and reported as ``CheckpointCorrupt``
-        (seed 000 §9.7), so the caller only has to tell the desktop and start fresh.
+        A checkpoint that cannot be used — unreadable, not a checkpoint, or one that parses but could
+        not be resumed (:func:`~contracts.checkpoint.checkpoint_problem`) — is set aside, logged, and
+        reported as ``CheckpointCorrupt`` (seed 000 §9.7), so the caller only has to tell the desktop
+        and start fresh.
         """
         path = self.path_for(session_id)
         with self._lock:
             self._remove_leftovers(path)
             try:
-                checkpoint = self._read(path, session_id)
+                return self._read(path, session_id)
             except CheckpointCorrupt as exc:
-                logger.error(
-                    "checkpoint of session %s is corrupt and was deleted: %s",
-                    session_id,
-                    exc.reason,
-                    extra={"sessionId": session_id, "path": str(path)},
-                )
-                self._discard(path)
-                raise
-        return checkpoint
+                raise self._set_aside(path, exc) from None
+
+    def set_aside(
+        self, session_id: str, reason: str, *, workspace_id: str | None = None
+    ) -> CheckpointCorrupt:
+        """Treat the session's checkpoint as corrupt for ``reason`` — found only when rebuilding the
+        session from it (a thread out of order, IDs the backend disagrees with): set it aside and log it
+        as :meth:`load` does; returns the error to raise."""
+        path = self.path_for(session_id)
+        with self._lock:
+            return self._set_aside(
+                path, CheckpointCorrupt(reason, session_id=session_id, workspace_id=workspace_id)
+            )
 
     def delete(self, session_id: str) -> None:
         """Remove the session's checkpoint and any leftover temp file; absence is fine."""
@@ -153,13 +165,50 @@ class CheckpointStore:
                 f"the checkpoint file of session {session_id} holds session {checkpoint.session_id[:80]}",
                 session_id=session_id,
             )
+        problem = checkpoint_problem(checkpoint)
+        if problem is not None:
+            raise CheckpointCorrupt(
+                f"the checkpoint cannot be resumed: {problem}",
+                session_id=session_id,
+                workspace_id=checkpoint.workspace_id,
+            )
         return checkpoint
 
-    def _discard(self, path: Path) -> None:
+    def _set_aside(self, path: Path, corrupt: CheckpointCorrupt) -> CheckpointCorrupt:
+        """Rename the corrupt checkpoint beside itself (deleted only if it cannot be renamed: a corrupt
+        file must never block its session again); log and return ``corrupt`` saying where it went."""
+        target = self._aside_name(path)
+        moved: Path | None = target
         try:
-            path.unlink(missing_ok=True)
+            os.rename(path, target)
+            fsync_directory(path.parent)
+        except FileNotFoundError:
+            moved = None  # nothing there to move: it vanished or was never a regular file
         except OSError:
-            logger.exception("could not delete the corrupt checkpoint %s", path)
+            logger.exception("could not set the corrupt checkpoint %s aside; deleting it", path)
+            moved = None
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+        corrupt.moved_to = moved.name if moved is not None else None
+        logger.error(
+            "checkpoint of session %s is corrupt: %s; %s",
+            corrupt.session_id,
+            corrupt.reason,
+            f"kept as {moved.name} for diagnosis" if moved is not None else "nothing was kept",
+            extra={"sessionId": corrupt.session_id, "path": str(path)}
+            | ({"movedTo": str(moved)} if moved is not None else {}),
+        )
+        return corrupt
+
+    @staticmethod
+    def _aside_name(path: Path) -> Path:
+        """``<name>.corrupt-<UTC time>``, numbered if that name is taken: earlier evidence is kept."""
+        base = f"{path.name}{CORRUPT_MARK}{datetime.now(UTC).strftime('%Y%m%dT%H%M%S.%fZ')}"
+        candidate, number = path.with_name(base), 1
+        while candidate.exists():
+            number += 1
+            candidate = path.with_name(f"{base}-{number}")
+        return candidate
 
     def _remove_leftovers(self, path: Path) -> None:
         """Delete temp files a killed writer left for this session; never picked up as checkpoints.
@@ -182,7 +231,19 @@ def _parse(raw: bytes, session_id: str) -> Checkpoint:
     try:
         return Checkpoint.model_validate_json(raw)
     except ValidationError as exc:
-        raise CheckpointCorrupt(_why_invalid(raw, exc), session_id=session_id) from None
+        raise CheckpointCorrupt(
+            _why_invalid(raw, exc), session_id=session_id, workspace_id=_workspace_of(raw)
+        ) from None
+
+
+def _workspace_of(raw: bytes) -> str | None:
+    """The ``workspaceId`` an invalid file still names, if any: the recovery-failed event needs one."""
+    try:
+        document = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    found = document.get("workspaceId") if isinstance(document, dict) else None
+    return found if isinstance(found, str) and 0 < len(found) <= 256 else None
 
 
 def _why_invalid(raw: bytes, exc: ValidationError) -> str:

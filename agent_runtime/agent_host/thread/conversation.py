@@ -430,7 +430,9 @@ class ConversationThread:
         id_factory: IdFactory = new_message_id,
     ) -> ConversationThread:
         """Crash recovery (seed 004 scenario A): the thread and the tokens used, from the checkpoint;
-        the budget's limit from the (refreshed) policy bundle."""
+        the budget's limit from the (refreshed) policy bundle. A session that continues an earlier
+        conversation (seed 004 scenario B) holds that conversation's messages under their own
+        ``sessionId``: those sessions are admitted too."""
         return cls.restore(
             checkpoint.thread,
             session_id=checkpoint.session_id,
@@ -438,6 +440,9 @@ class ConversationThread:
             budget=TokenBudget(max_session_tokens, used=checkpoint.session_tokens_used),
             clock=clock,
             id_factory=id_factory,
+            messages_session_id=frozenset(
+                {checkpoint.session_id, *(m.session_id for m in checkpoint.thread)}
+            ),
         )
 
     @classmethod

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .connection import DeferredDispatcher, FrameHandler, RpcConnection, connect_to_desktop, open_stdio
-    from .dispatcher import Dispatcher, InvalidParams
+    from .dispatcher import Dispatcher, InvalidParams, StateConflict
     from .eager import in_own_task
 
 _HOMES = {
@@ -22,6 +22,7 @@ _HOMES = {
     "open_stdio": ".connection",
     "Dispatcher": ".dispatcher",
     "InvalidParams": ".dispatcher",
+    "StateConflict": ".dispatcher",
     "in_own_task": ".eager",
 }
 
@@ -31,6 +32,7 @@ __all__ = [
     "FrameHandler",
     "InvalidParams",
     "RpcConnection",
+    "StateConflict",
     "connect_to_desktop",
     "in_own_task",
     "open_stdio",

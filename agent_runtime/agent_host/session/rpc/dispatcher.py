@@ -36,6 +36,16 @@ class InvalidParams(Exception):
         self.problem = problem
 
 
+class StateConflict(CoworkError):
+    """The request is well formed but the session's state refuses it: a task is already running, the
+    session is paused or has ended, the transition is not in the state tables, the client is not
+    compatible. Travels as ``-32001`` (:attr:`RpcErrorCode.STATE_CONFLICT`), not as invalid params:
+    the same request may succeed later, and a client must not blame its own input."""
+
+    def __init__(self, message: str, *, code: ErrorCode = ErrorCode.INVALID_REQUEST, **details: Any) -> None:
+        super().__init__(code, message, details=details)
+
+
 @dataclass(frozen=True, slots=True)
 class _Method:
     handler: RawHandler
@@ -173,6 +183,8 @@ class Dispatcher:
         except InvalidParams as exc:
             shape = _shape(ErrorCode.INVALID_REQUEST, str(exc), field=exc.field, problem=exc.problem)
             return _invalid_params(request_id, shape)
+        except StateConflict as exc:
+            return _error(request_id, RpcErrorCode.STATE_CONFLICT, exc.shape.message, exc.shape)
         except CoworkError as exc:
             code = rpc_code_for(exc.shape.code)
             if code is RpcErrorCode.INVALID_PARAMS:
