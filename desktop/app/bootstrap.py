@@ -4,7 +4,8 @@ The window is shown first, before anything slow: then the backend starts (the em
 one is configured), the first-run dialog asks for a model if nothing is configured, and the window
 is handed its :class:`Workbench`. Everything runs on the Qt thread under qasync's asyncio loop; every
 wait is asynchronous, so the window never freezes. Closing the window shuts every runtime down
-(``Shutdown``), stops the embedded backend and the demo model, and quits.
+(``Shutdown``), stops the embedded backend and the demo model, and quits; while a task runs the window
+first asks, and stays open, saying so, until the stopped task's current step has ended.
 
 Runtime updates (issue 8, ``desktop.updater``): when updates are configured (``update.json`` beside
 the installed app, or ``COWORK_UPDATE_MANIFEST_URL``), a :class:`RuntimeUpdater` checks shortly after
@@ -47,7 +48,7 @@ from desktop.conversation.controller import CallRunner
 from desktop.conversation.history_client import HistoryClient
 from desktop.conversation.items import Tone
 from desktop.conversation.journal import SessionJournal
-from desktop.conversation.session import Identity, TaskDefaults
+from desktop.conversation.session import TASK_STOP_GRACE_S, Identity, TaskDefaults
 from desktop.conversation.workbench import Workbench
 from desktop.launch.errors import LaunchError
 from desktop.launch.runtime import RUNTIME_EXECUTABLE_VARIABLE, runtime_command
@@ -74,7 +75,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CLOSE_TIMEOUT_S = 45.0
+CLOSE_TIMEOUT_S = TASK_STOP_GRACE_S + 30.0
+"""Every runtime's ``Shutdown`` (a running task's step allowed to end) and its exit."""
 WINDOW_ICON = Path(__file__).with_name("cowork.png")
 """Package data, frozen beside this module too (``installer/cowork.spec``)."""
 UPDATER_STOP_TIMEOUT_S = 10.0
@@ -204,6 +206,7 @@ class DesktopApp:
         self.window: MainWindow | None = None
         self.updater: RuntimeUpdater | None = None
         self._backend_url = ""
+        self._workbench: Workbench | None = None
 
     async def run(self) -> int:
         app = QApplication.instance()
@@ -246,6 +249,7 @@ class DesktopApp:
             restore_signals()
             if self.updater is not None:
                 await self.updater.wait_stopped(UPDATER_STOP_TIMEOUT_S)
+            window.shut_down()  # kept open while a stopped task ended; everything is down now
             window.deleteLater()
         return 0
 
@@ -354,6 +358,7 @@ class DesktopApp:
                 dialog = ApprovalDialog(approvals, window, session_label=lambda sid: _label(workbench, sid))
                 dialog.decided.connect(workbench.approve)
                 window.attach(workbench, dialog)
+                self._workbench = workbench
                 runner.run("reopen the interrupted conversations", workbench.restore_interrupted())
                 if self.opening is not None:
                     workbench.new_conversation(self.opening.folder)
@@ -401,12 +406,15 @@ class DesktopApp:
         dialog.open()
 
     def _settings_saved(self, settings: AppSettings) -> None:
-        # The gateway and the task defaults are read at each runtime start and each task; the
+        # The gateway and the task defaults are read at each runtime start and each task (an open
+        # conversation restarts its runtime on the new gateway before its next task or resume); the
         # backend every runtime talks to is chosen once, when the app starts.
+        if self._workbench is not None:
+            self._workbench.settings_changed()
         if self.window is not None and settings.backend_url != self._backend_url:
             self.window.show_problem(
                 "Settings saved. Restart Cowork to switch to the new backend; new conversations use the"
-                " new model settings now.",
+                " new model settings from their next task.",
                 tone=Tone.INFO,
             )
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
+    QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -95,6 +96,12 @@ class MainWindow(QMainWindow):
         self.settings_opener: Callable[[], None] | None = None
         self.updater: RuntimeUpdater | None = None
         self._update_asked = False
+        self.close_question: QMessageBox | None = None
+        """Asked when the window is closed while a task runs: stop it and quit, or keep working."""
+        self.stop_and_quit_button: QPushButton | None = None
+        self._stopping = False
+        """The user chose to stop the running task and quit: the app is shutting down."""
+        self._shut_down = False
         self._build_actions()
         self._build()
         self._build_menus()
@@ -260,13 +267,15 @@ class MainWindow(QMainWindow):
 
     def _can_send(self) -> bool:
         session = self._current()
-        return self.workbench is not None and (
-            session is None or (not session.state.busy and session.phase is not Phase.CLOSED)
+        return (
+            self.workbench is not None
+            and not self._stopping
+            and (session is None or (not session.state.busy and session.phase is not Phase.CLOSED))
         )
 
     def _busy(self) -> bool:
         session = self._current()
-        return session is not None and session.state.busy
+        return session is not None and session.state.busy and not self._stopping
 
     def _connected(self) -> bool:
         session = self._current()
@@ -444,7 +453,7 @@ class MainWindow(QMainWindow):
             self.folder.setToolTip(session.folder or "A conversation without a project folder")
             self.status.show_status(session.state.status)
             self.banner.show_banner(session.state.banner or self._app_banner)
-        self.composer.edit.setEnabled(self.workbench is not None)
+        self.composer.edit.setEnabled(self.workbench is not None and not self._stopping)
         if self.runner is not None:
             self.runner.refresh()
         else:
@@ -469,8 +478,61 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ closing
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self._shut_down:
+            event.accept()
+            return
+        if self._stopping:
+            event.ignore()  # already on its way out; the banner says what it waits for
+            return
+        if self.workbench is not None and self.workbench.running_tasks():
+            event.ignore()
+            self._ask_before_closing()
+            return
+        self._close_dialogs()
+        self.closing.emit()
+        event.accept()
+
+    def shut_down(self) -> None:
+        """The app has shut everything down: the window goes (it stayed while a task was stopped)."""
+        self._shut_down = True
+        self.close()
+
+    def _ask_before_closing(self) -> None:
+        if self.close_question is not None and self.close_question.isVisible():
+            self.close_question.raise_()
+            return
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle("Quit Cowork")
+        box.setText("A task is still running. Stop it and quit?")
+        box.setInformativeText(
+            "Cowork cancels the task and waits for the step in progress to end — a command that is"
+            " running is allowed to finish — then shuts everything down. The conversation stays in the"
+            " sidebar."
+        )
+        stop = box.addButton("Stop the task and quit", QMessageBox.ButtonRole.AcceptRole)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
+        stop.clicked.connect(self._stop_and_quit)
+        self.close_question = box
+        self.stop_and_quit_button = stop
+        box.open()
+
+    def _stop_and_quit(self) -> None:
+        self._stopping = True
+        self._close_dialogs()
+        self.show_problem(
+            "Stopping the running task before Cowork quits: the step in progress ends first (a running"
+            " command is allowed to finish), then everything shuts down.",
+            tone=Tone.INFO,
+        )
+        if self.workbench is not None and self.workbench.current is not None:
+            self.workbench.current.state.set_banner(None)  # the window's banner is the one to read
+        self.composer.edit.setEnabled(False)
+        self.closing.emit()
+
+    def _close_dialogs(self) -> None:
         for dialog in [*self._dialogs, self.approval_dialog, self.preview_dialog]:
             if dialog is not None:
                 dialog.close()
-        self.closing.emit()
-        event.accept()

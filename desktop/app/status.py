@@ -1,6 +1,6 @@
 """The strip above the composer — the two-level state in plain words (seed 000 §3.3), the step
 counter with its 80 % warning, token use against the budget — and the banner above the conversation,
-which says what went wrong and offers the one thing to do about it."""
+which says what went wrong and offers what to do about it (one action, sometimes a second)."""
 
 from __future__ import annotations
 
@@ -86,6 +86,7 @@ class BannerView(QFrame):
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.action_button = QPushButton()
+        self.more_button = QPushButton()
         self.close_button = QToolButton()
         self.close_button.setText("✕")
         self.close_button.setToolTip("Dismiss")
@@ -94,9 +95,11 @@ class BannerView(QFrame):
         layout.setContentsMargins(12, 8, 8, 8)
         layout.addWidget(self.text, 1)
         layout.addWidget(self.action_button)
+        layout.addWidget(self.more_button)
         layout.addWidget(self.close_button)
         self._banner: Banner | None = None
         self.action_button.clicked.connect(self._act)
+        self.more_button.clicked.connect(self._act_more)
         self.close_button.clicked.connect(self.dismissed.emit)
         self.show_banner(None)
 
@@ -112,6 +115,8 @@ class BannerView(QFrame):
         self.text.setText(banner.text)
         self.action_button.setVisible(banner.action is not None)
         self.action_button.setText(banner.action_label)
+        self.more_button.setVisible(banner.more is not None)
+        self.more_button.setText(banner.more_label)
         border = _TONE_BORDER[banner.tone]
         self.setStyleSheet(
             f"QFrame#banner {{ border-left: 4px solid {border}; background: palette(alternate-base); }}"
@@ -121,3 +126,7 @@ class BannerView(QFrame):
     def _act(self) -> None:
         if self._banner is not None and self._banner.action is not None:
             self.acted.emit(BannerAction(self._banner.action))
+
+    def _act_more(self) -> None:
+        if self._banner is not None and self._banner.more is not None:
+            self.acted.emit(BannerAction(self._banner.more))

@@ -8,14 +8,17 @@ failures (the runtime process died, a call failed).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from desktop.conversation.items import Tone
 
 __all__ = [
     "Banner",
     "BannerAction",
+    "gateway_problem",
     "pause_banner",
     "runtime_lost_banner",
     "runtime_not_recovered_banner",
@@ -48,10 +51,16 @@ class Banner:
     text: str
     tone: Tone = Tone.ERROR
     action: BannerAction | None = None
+    more: BannerAction | None = None
+    """A second thing to do, offered beside ``action`` (Open Settings beside Resume)."""
 
     @property
     def action_label(self) -> str:
         return _LABELS[self.action] if self.action is not None else ""
+
+    @property
+    def more_label(self) -> str:
+        return _LABELS[self.more] if self.more is not None else ""
 
 
 def _said(message: str | None, fallback: str) -> str:
@@ -62,9 +71,16 @@ def _said(message: str | None, fallback: str) -> str:
 
 
 def task_failed_banner(
-    reason: str | None, message: str | None, *, step_count: int | None, max_steps: int | None
+    reason: str | None,
+    message: str | None,
+    *,
+    step_count: int | None,
+    max_steps: int | None,
+    error: Mapping[str, Any] | None = None,
+    endpoint: str | None = None,
 ) -> Banner:
-    """Why a task failed (``task_failed``'s ``reason`` and error message) and what the user can do."""
+    """Why a task failed (``task_failed``'s ``reason`` and error) and what the user can do.
+    ``endpoint``: the gateway the conversation's runtime calls, named when the model call failed."""
     if reason == "budget_exceeded":
         return Banner(
             "This conversation has used up its token budget. Continue in a new session: it keeps the"
@@ -72,8 +88,12 @@ def task_failed_banner(
             action=BannerAction.NEW_SESSION,
         )
     if reason == "guardrail_blocked":
+        # The runtime's message already opens with "The LLM gateway blocked the request": said once.
+        said = _said(message, "")
+        for prefix in ("The LLM gateway blocked the request:", "The LLM gateway blocked the request"):
+            said = said.removeprefix(prefix).strip()
         return Banner(
-            f"The LLM gateway's guardrail blocked the request: {_said(message, 'no reason given')}."
+            f"The LLM gateway's guardrail blocked the request: {said or 'no reason given'}."
             " Rephrase the request and send it again."
         )
     if reason == "max_steps_exceeded":
@@ -104,8 +124,8 @@ def task_failed_banner(
         )
     if reason == "llm_failed":
         return Banner(
-            f"The model call failed: {_said(message, 'no reason given')}. Check the LLM gateway in"
-            " Settings, then send the request again.",
+            f"The model call failed: {gateway_problem(error, message, endpoint)}. Check the LLM gateway"
+            " in Settings, then send the request again.",
             action=BannerAction.SETTINGS,
         )
     if reason == "internal_error":
@@ -118,18 +138,70 @@ def task_failed_banner(
     return Banner(f"The task failed{steps}: {_said(message, reason or 'no reason given')}.")
 
 
-def pause_banner(reason: str | None, message: str | None) -> Banner:
-    """The session paused (seed 000 §3.3 RUNNING → PAUSED): the task waits for ResumeSession."""
+def pause_banner(
+    reason: str | None,
+    message: str | None,
+    *,
+    error: Mapping[str, Any] | None = None,
+    endpoint: str | None = None,
+) -> Banner:
+    """The session paused (seed 000 §3.3 RUNNING → PAUSED): the task waits for ResumeSession.
+    ``error``: the event's error shape; ``endpoint``: the gateway the conversation's runtime calls."""
     if reason == "llm_unreachable":
-        text = (
-            f"Paused: the LLM gateway could not be reached ({_said(message, 'no answer')}). Check the"
-            " connection or the gateway, then resume — the task goes on from its last step."
+        details = error.get("details") if isinstance(error, Mapping) else None
+        attempts = details.get("attempts") if isinstance(details, Mapping) else None
+        after = f" after {attempts} attempts" if isinstance(attempts, int) and attempts > 1 else ""
+        return Banner(
+            f"Paused{after}: {gateway_problem(error, message, endpoint)}. Fix the gateway or its"
+            " settings, then resume — the task goes on from its last step.",
+            tone=Tone.WARNING,
+            action=BannerAction.RESUME,
+            more=BannerAction.SETTINGS,
         )
-    elif reason == "policy_expired":
+    if reason == "policy_expired":
         text = "Paused: the session's policy expired. Resume to fetch a renewed policy and go on."
     else:
         text = f"Paused: {_said(message, reason or 'no reason given')}. Resume when the problem is fixed."
     return Banner(text, tone=Tone.WARNING, action=BannerAction.RESUME)
+
+
+def gateway_problem(error: Mapping[str, Any] | None, message: str | None, endpoint: str | None) -> str:
+    """What went wrong with the LLM gateway, in one clause that names its URL and the HTTP status or
+    the network error once: "the LLM gateway at URL answered HTTP 500 (overloaded)".
+
+    ``error`` is the runtime's error shape; when retries ran out, the last attempt's shape is its
+    ``details.cause``, and that attempt is what the clause describes."""
+    shape: Mapping[str, Any] = error if isinstance(error, Mapping) else {}
+    cause = _mapping(_mapping(shape.get("details")).get("cause"))
+    if cause:
+        shape = cause
+    details = _mapping(shape.get("details"))
+    said = str(shape.get("message") or message or "")
+    where = f"the LLM gateway at {endpoint}" if endpoint else "the LLM gateway"
+    status = details.get("status")
+    if isinstance(status, int) and not isinstance(status, bool):
+        # The gateway's own words follow the status in the runtime's message: "… (HTTP 500): why".
+        _, marker, words = said.partition(f"(HTTP {status})")
+        words = words.strip().lstrip(":").strip() if marker else ""
+        words = words.removesuffix("Check LLM_GATEWAY_AUTH_TOKEN.").strip().rstrip(".")
+        refused = " refused the credentials with" if status in (401, 403) else " answered"
+        words = _said(words, "")
+        return f"{where}{refused} HTTP {status}" + (f" ({words})" if words else "")
+    network = details.get("networkError")
+    if isinstance(network, str) and network.strip():
+        return f"{where} could not be reached: {_said(network, 'no answer')}"
+    said = _said(said, "")
+    if said.startswith(_SUBJECT):
+        # "The LLM gateway did not answer in time": the URL goes where the runtime named the gateway.
+        return f"{where}{said[len(_SUBJECT) :]}"
+    return f"{where} failed: {said or 'no reason given'}"
+
+
+_SUBJECT = "The LLM gateway"
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def runtime_lost_banner(why: str) -> Banner:

@@ -44,6 +44,7 @@ from desktop.launch.runtime import SUPPORTED_CAPABILITIES
 __all__ = [
     "RESTARTS",
     "RESTART_WINDOW_S",
+    "TASK_STOP_GRACE_S",
     "ApprovalSink",
     "ConversationSession",
     "Identity",
@@ -60,6 +61,10 @@ RESTARTS = 3
 RESTART_WINDOW_S = 300.0
 CREATE_TIMEOUT_S = 60.0
 SHUTDOWN_TIMEOUT_S = 30.0
+"""How long ``Shutdown`` may take when no task runs: history upload, the Session Service told."""
+TASK_STOP_GRACE_S = 300.0 + SHUTDOWN_TIMEOUT_S
+"""How long ``Shutdown`` may take while a task runs: the runtime lets the current step finish (seed 000
+§3.4 step 2) because tools are never cut off (§4.5), and a shell command's own limit is 300 s (§7.4)."""
 
 
 class RuntimeConnection(Protocol):
@@ -68,9 +73,13 @@ class RuntimeConnection(Protocol):
     @property
     def pid(self) -> int | None: ...
 
+    @property
+    def gateway(self) -> Mapping[str, str]:
+        """The ``LLM_GATEWAY_*`` settings it was started with: a runtime reads them once."""
+
     async def call(self, method: str, params: Any = None, *, timeout: float = 30.0) -> Any: ...
 
-    async def stop(self, *, shutdown: bool) -> bool:
+    async def stop(self, *, shutdown: bool, shutdown_timeout: float = SHUTDOWN_TIMEOUT_S) -> bool:
         """``Shutdown`` first when asked (and connected), then end the process for sure; never raises.
         True when the runtime answered ``Shutdown`` (the session ended in order, its checkpoint gone)."""
 
@@ -84,6 +93,9 @@ class RuntimeLauncher(Protocol):
         on_lost: Callable[[str], None],
     ) -> RuntimeConnection:
         """A connected runtime; ``on_lost(why)`` once if it goes away without being stopped."""
+
+    async def gateway(self) -> Mapping[str, str]:
+        """The ``LLM_GATEWAY_*`` settings a runtime started now would get (what Settings say now)."""
 
 
 class ApprovalSink(Protocol):
@@ -193,6 +205,12 @@ class ConversationSession:
         """Set by the owner: called when the runtime died and :meth:`recover` should run."""
         self.on_task_ended: Callable[[ConversationSession], None] | None = None
         """Called after a task ended (its history is then in the Workspace Service)."""
+        self._view_from_history = interrupted is not None
+        """The view holds only the backend's history: the events of the interrupted task's earlier
+        steps (its prompt, its replies, the call in flight) went to the window that crashed."""
+        self._reloading: asyncio.Task[None] | None = None
+        self._resumed_notice: str | None = None
+        """What the next resume from the checkpoint tells the user, when it is not a crash's."""
 
     # ------------------------------------------------------------------ reading
 
@@ -274,6 +292,7 @@ class ConversationSession:
         connection = await self._launcher.launch(cwd=cwd, on_event=self._on_event, on_lost=lost)
         holder.append(connection)
         self._connection = connection
+        self.state.gateway_endpoint = connection.gateway.get("LLM_GATEWAY_ENDPOINT")
         return connection
 
     def _drop(self, connection: RuntimeConnection) -> None:
@@ -308,8 +327,28 @@ class ConversationSession:
             self._approvals.add(session, payload, received_at=self._clock())
         elif kind in ("approval_resolved", "approval_timeout"):
             self._approvals.discard(str(payload.get("approvalId")))
-        elif kind in ("task_completed", "task_failed", "task_cancelled") and self.on_task_ended is not None:
-            self.on_task_ended(self)
+        elif kind in ("task_completed", "task_failed", "task_cancelled"):
+            if self._view_from_history:
+                self._reloading = asyncio.ensure_future(self._reload_view())
+            if self.on_task_ended is not None:
+                self.on_task_ended(self)
+
+    async def _reload_view(self) -> None:
+        """The resumed task has ended and its history is uploaded (before its end event): draw the
+        conversation from that history, the same source a restart of the app draws it from, so the
+        interrupted turn shows whole instead of a result with no call or prompt above it."""
+        if self._fetch_history is None or self.workspace_id is None or self.session_id is None:
+            return
+        shown, seen = len(self.state.items), self.state.events_seen
+        try:
+            history = await self._fetch_history(self.workspace_id, self.session_id)
+        except Exception as exc:  # the live view stays; a restart shows the whole history
+            logger.warning("could not reload the history of session %s: %s", self.session_id, exc)
+            return
+        if history is None or len(self.state.items) != shown or self.state.events_seen != seen:
+            return  # nothing stored, or the conversation moved on meanwhile: its live view stays
+        self._view_from_history = False
+        self.state.load_history(history.get("messages") or [])
 
     # ------------------------------------------------------------------ the user's actions
 
@@ -323,6 +362,7 @@ class ConversationSession:
         self.state.add_user_message(text, None)
         self.state.set_banner(None)
         await self.ensure_started()
+        await self._renew_runtime()
         connection = self._require()
         defaults = self._defaults()
         options: dict[str, Any] = {"approvalMode": defaults.approval_mode}
@@ -350,10 +390,39 @@ class ConversationSession:
         if self._connection is None:
             await self.recover()
             return
+        if await self._renew_runtime():
+            return  # the new runtime's ResumeSession resumed it
         asked = self.state.events_seen
         result = await self._require().call("ResumeSession", {"sessionId": self.session_id}, timeout=60)
         self.state.set_session(result.get("sessionStatus"), result.get("task"), asked_after=asked)
         self.state.set_banner(None)
+
+    async def on_old_settings(self) -> bool:
+        """Whether the running runtime calls another gateway (endpoint, dialect, model, token) than
+        the one Settings name now."""
+        connection = self._connection
+        if connection is None or self.phase is not Phase.READY:
+            return False
+        return dict(connection.gateway) != dict(await self._launcher.gateway())
+
+    async def _renew_runtime(self) -> bool:
+        """A runtime reads its gateway once, when it starts: when Settings changed since, a runtime
+        started with the current ones continues the session from its checkpoint (``ResumeSession``).
+        Never while a task runs (its step would be cut short). Whether it did."""
+        connection = self._connection
+        if connection is None or self.state.busy or not await self.on_old_settings():
+            return False
+        logger.info("session %s: restarting its runtime on the current gateway settings", self.session_id)
+        self._drop(connection)
+        self.phase = Phase.IDLE
+        await connection.stop(shutdown=False)  # no Shutdown: the checkpoint must stay to resume from
+        endpoint = (await self._launcher.gateway()).get("LLM_GATEWAY_ENDPOINT") or "the gateway"
+        self._resumed_notice = f"The conversation now uses the current gateway settings ({endpoint})."
+        try:
+            await self.ensure_started()
+        finally:
+            self._resumed_notice = None
+        return True
 
     async def approve(self, approval_id: str, decision: str, scope: str, reason: str) -> None:
         params: dict[str, Any] = {
@@ -391,9 +460,18 @@ class ConversationSession:
         self.state.add_notice("Continued in a new session with this conversation's history.")
 
     async def close(self) -> None:
-        """``Shutdown`` (history uploaded, checkpoint removed) and the runtime's end. Never raises."""
+        """``Shutdown`` (history uploaded, checkpoint removed) and the runtime's end. Never raises.
+        A running task is cancelled first and its current step allowed to end (seed 000 §3.4, §4.5)."""
+        running = self.state.busy and self.connected
+        if running:
+            try:
+                await self.cancel()
+            except (RpcCallError, ConnectionClosed, TimeoutError) as exc:
+                logger.warning("could not cancel the task of session %s: %s", self.session_id, exc)
         self.phase = Phase.CLOSED
-        await self._stop_runtime(shutdown=True)
+        await self._stop_runtime(
+            shutdown=True, shutdown_timeout=TASK_STOP_GRACE_S if running else SHUTDOWN_TIMEOUT_S
+        )
 
     async def abandon(self) -> None:
         """End the runtime without ``Shutdown``: its checkpoint stays (the app is being torn down
@@ -401,14 +479,14 @@ class ConversationSession:
         self.phase = Phase.CLOSED
         await self._stop_runtime(shutdown=False)
 
-    async def _stop_runtime(self, *, shutdown: bool) -> None:
+    async def _stop_runtime(self, *, shutdown: bool, shutdown_timeout: float = SHUTDOWN_TIMEOUT_S) -> None:
         connection = self._connection
         if connection is None:
             return
         self._connection = None
         if self.session_id is not None:
             self._approvals.discard_session(self.session_id)
-        ended = await connection.stop(shutdown=shutdown)
+        ended = await connection.stop(shutdown=shutdown, shutdown_timeout=shutdown_timeout)
         if ended and self.session_id is not None and self._journal is not None:
             # Ended in order: nothing is left to resume. Otherwise the next start offers to.
             self._journal.remove(self.session_id)
@@ -430,6 +508,13 @@ class ConversationSession:
         if self.session_id is not None:
             self._approvals.discard_session(self.session_id)
         if self.phase is Phase.CLOSED:
+            return
+        if self.state.session_status == "SESSION_FAILED":
+            # The runtime failed the session and exited as it should (its banner offers a new
+            # session): not a crash, and there is no checkpoint to resume.
+            self.phase = Phase.BROKEN
+            if self._journal is not None and self.session_id is not None:
+                self._journal.remove(self.session_id)
             return
         if self.session_id is None:
             # Nothing to resume: the next action starts afresh.
@@ -496,5 +581,8 @@ class ConversationSession:
         task = result.get("task") or {}
         step = f" at step {task.get('stepCount')}" if task.get("stepCount") else ""
         self.state.set_banner(None)
-        self.state.add_notice(f"The agent runtime was restarted; the conversation resumed{step}.", Tone.INFO)
+        notice, self._resumed_notice = self._resumed_notice, None
+        self.state.add_notice(
+            notice or f"The agent runtime was restarted; the conversation resumed{step}.", Tone.INFO
+        )
         await self._sync_state()

@@ -70,7 +70,7 @@ _TASK_WORDS = {
     "TASK_FAILED": "failed",
     "TASK_CANCELLED": "cancelled",
 }
-_CHANGING_TOOLS = frozenset({"WriteFile", "DeleteFile"})
+_CHANGING_TOOLS = frozenset({"WriteFile", "EditFile", "DeleteFile"})
 _TARGET_ARGUMENTS = ("path", "command", "url")
 
 
@@ -129,6 +129,8 @@ class ConversationState:
         self.tokens_used: int | None = None
         self.token_limit: int | None = None
         self.banner: Banner | None = None
+        self.gateway_endpoint: str | None = None
+        """The LLM gateway the conversation's runtime calls: banners about the gateway name it."""
         self.events_seen = 0
         """Events applied so far: a call's answer older than the last event must not undo it."""
         self._next_key = 0
@@ -385,6 +387,8 @@ class ConversationState:
                     error.get("message") if isinstance(error, dict) else None,
                     step_count=self.step_count,
                     max_steps=self.max_steps,
+                    error=error if isinstance(error, dict) else None,
+                    endpoint=self.gateway_endpoint,
                 )
             )
         if self._changed_paths:
@@ -495,6 +499,8 @@ class ConversationState:
             pause_banner(
                 reason if isinstance(reason, str) else None,
                 (error or {}).get("message"),
+                error=error or None,
+                endpoint=self.gateway_endpoint,
             )
         )
         self._status_changed()
@@ -506,6 +512,19 @@ class ConversationState:
             "session_cancelled": "SESSION_CANCELLED",
             "session_failed": "SESSION_FAILED",
         }[str(event.get("eventType"))]
+        if self.session_status == "SESSION_FAILED":
+            # The runtime ended the session itself (seed 000 §3.3 → FAILED) and exits: nothing is left
+            # to resume, but the history was uploaded, so the conversation can go on in a new session.
+            error = payload.get("error")
+            message = error.get("message") if isinstance(error, dict) else None
+            said = " ".join(str(message or payload.get("reason") or "no reason given").split())
+            self.set_banner(
+                Banner(
+                    f"The session ended with an error: {said.rstrip('.')[:400]}. Continue in a new"
+                    " session: its history comes along.",
+                    action=BannerAction.NEW_SESSION,
+                )
+            )
         self._status_changed()
 
     def _on_policy_expired(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:

@@ -85,6 +85,10 @@ class Workbench:
     def sessions(self) -> list[ConversationSession]:
         return [entry.session for entry in self._open]
 
+    def running_tasks(self) -> list[ConversationSession]:
+        """The open conversations whose task still runs (closing the app would stop it)."""
+        return [session for session in self.sessions if session.state.busy]
+
     def session_by_id(self, session_id: str) -> ConversationSession | None:
         for entry in self._open:
             if entry.session.session_id == session_id:
@@ -325,6 +329,20 @@ class Workbench:
         self.runner.run(
             "send your decision", session.approve(approval_id, decision, scope, reason), context=session
         )
+
+    def settings_changed(self) -> None:
+        """Settings were saved: each open conversation whose runtime still calls the previous gateway
+        says so; the new settings apply from its next task or resume (the runtime is restarted then)."""
+        for session in self.sessions:
+            self.runner.run("check the gateway settings", self._tell_if_old(session), context=session)
+
+    async def _tell_if_old(self, session: ConversationSession) -> None:
+        if await session.on_old_settings():
+            session.state.add_notice(
+                "This conversation still uses the previous gateway settings; the new ones apply from its"
+                " next task or when it resumes.",
+                Tone.WARNING,
+            )
 
     # ------------------------------------------------------------------ closing
 

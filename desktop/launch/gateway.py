@@ -25,9 +25,11 @@ from desktop.launch.errors import LaunchError
 
 __all__ = [
     "DEMO_MODEL",
+    "GATEWAY_VARIABLES",
     "KEYRING_SERVICE",
     "GatewaySettings",
     "demo_gateway",
+    "gateway_of",
     "resolve_gateway",
     "saved_choice_is_demo",
     "settings_path",
@@ -38,6 +40,9 @@ logger = logging.getLogger(__name__)
 DIALECTS = ("anthropic", "openai")
 DEMO_MODEL = "cowork-offline-demo"
 KEYRING_SERVICE = "Cowork LLM gateway"
+GATEWAY_VARIABLES = ("LLM_GATEWAY_ENDPOINT", "LLM_GATEWAY_API", "LLM_GATEWAY_MODEL", "LLM_GATEWAY_AUTH_TOKEN")
+"""What a runtime reads of the gateway (seed 000 §3.2): a runtime started with other values calls
+another gateway, dialect, model or token."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,11 @@ class GatewaySettings:
         if self.token:
             env["LLM_GATEWAY_AUTH_TOKEN"] = self.token
         return env
+
+
+def gateway_of(environment: Mapping[str, str]) -> dict[str, str]:
+    """The gateway part of a runtime's environment."""
+    return {key: environment[key] for key in GATEWAY_VARIABLES if environment.get(key)}
 
 
 def settings_path() -> Path:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from desktop.launch.backend import BackendAccess
 from desktop.launch.errors import LaunchError
-from desktop.launch.gateway import GatewaySettings
+from desktop.launch.gateway import GATEWAY_VARIABLES, GatewaySettings
 
 __all__ = [
     "RUNTIME_EXECUTABLE_VARIABLE",
@@ -43,10 +43,7 @@ _REPLACED = (
     "COWORK_BACKEND_TOKEN",
     "COWORK_POLICY_KEYS",
     "COWORK_RPC_SECRET",
-    "LLM_GATEWAY_ENDPOINT",
-    "LLM_GATEWAY_API",
-    "LLM_GATEWAY_MODEL",
-    "LLM_GATEWAY_AUTH_TOKEN",
+    *GATEWAY_VARIABLES,
 )
 
 

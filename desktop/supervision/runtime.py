@@ -36,6 +36,7 @@ from contracts.ipc.client_core import ConnectionClosed, RpcCallError
 from contracts.methods import SESSION_EVENT
 from desktop.ipc import QtJsonRpcClient, RuntimeServer
 from desktop.launch.errors import LaunchError
+from desktop.launch.gateway import gateway_of
 
 __all__ = ["KEEP_LOGS", "QtRuntimeLauncher", "RunWatch", "RuntimeProcess"]
 
@@ -96,6 +97,11 @@ class RuntimeProcess(QObject):
     def pid(self) -> int | None:
         pid = self._process.processId()
         return int(pid) if pid > 0 else None
+
+    @property
+    def gateway(self) -> dict[str, str]:
+        """The ``LLM_GATEWAY_*`` settings it was started with (it reads them once, at start)."""
+        return gateway_of(self._environment)
 
     @property
     def running(self) -> bool:
@@ -171,15 +177,15 @@ class RuntimeProcess(QObject):
 
     # ------------------------------------------------------------------ stopping
 
-    async def stop(self, *, shutdown: bool) -> bool:
-        """``Shutdown`` when asked, then the process's end — waited for, forced if need be. True when
-        the runtime answered ``Shutdown``."""
+    async def stop(self, *, shutdown: bool, shutdown_timeout: float = SHUTDOWN_TIMEOUT_S) -> bool:
+        """``Shutdown`` when asked (answered within ``shutdown_timeout``), then the process's end —
+        waited for, forced if need be. True when the runtime answered ``Shutdown``."""
         self._stopping = self._asked_to_end = True
         client = self._client
         ended = False
         if shutdown and client is not None and not client.closed:
             with contextlib.suppress(RpcCallError, ConnectionClosed, TimeoutError):
-                await client.call("Shutdown", {}, timeout=SHUTDOWN_TIMEOUT_S)
+                await client.call("Shutdown", {}, timeout=shutdown_timeout)
                 ended = True
         if client is not None:
             client.shut("the desktop closed the conversation")
@@ -260,7 +266,8 @@ class QtRuntimeLauncher:
     """Starts runtimes for the conversations (:class:`desktop.conversation.session.RuntimeLauncher`).
 
     ``command()`` and ``environment()`` are asked on every launch, so a runtime the updater installed
-    or settings the user changed apply from the next conversation's runtime on.
+    or settings the user changed apply from the next runtime on; a conversation whose runtime runs on
+    older gateway settings restarts it before its next task or resume (``gateway()`` tells).
     """
 
     def __init__(
@@ -312,6 +319,10 @@ class QtRuntimeLauncher:
         self.processes.append(process)
         await process.start()
         return process
+
+    async def gateway(self) -> dict[str, str]:
+        """The ``LLM_GATEWAY_*`` settings a runtime started now would get (Settings may have changed)."""
+        return gateway_of(await self._environment())
 
     async def settled(self) -> None:
         """Wait until every ended runtime has been reported to the watch."""

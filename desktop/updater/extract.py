@@ -4,17 +4,15 @@ The archive's SHA-256 was checked against the signed manifest, so its bytes are 
 checks below still assume a hostile archive, because a compromised build machine or a packaging bug
 must not be able to write outside the staging directory or smuggle in a file nobody listed.
 
-Every member passes two gates before a byte of it is written:
-
-1. **Our own rules** (stricter than the standard library's): a relative POSIX name with no empty,
-   ``.`` or ``..`` component, no backslash, colon, control character or trailing dot/space (what
-   Windows would silently rewrite), no Windows device name in a Windows bundle; only
-   ``cowork-files.json`` and the ``agent-runtime/`` tree; only regular files and directories, so
-   **no links at all** — the inner file list (``contracts.release.FileEntry``) describes files by
-   content and cannot vouch for a link, and a tree without links cannot be walked out of; no
-   member twice (compared case- and normalisation-insensitively for macOS and Windows bundles, whose
-   file systems would merge the two); bounded member count and total size.
-2. **tarfile's ``data`` filter** (PEP 706), a second opinion on the same member.
+Every member passes our own rules before a byte of it is written — stricter than tarfile's PEP 706
+``data`` filter, which so has nothing left to refuse and is not run: a relative POSIX name with no
+empty, ``.`` or ``..`` component, no backslash, colon, control character or trailing dot/space (what
+Windows would silently rewrite), no Windows device name in a Windows bundle; only
+``cowork-files.json`` and the ``agent-runtime/`` tree; only regular files and directories, so **no
+links at all** — the inner file list (``contracts.release.FileEntry``) describes files by content and
+cannot vouch for a link, and a tree without links cannot be walked out of; no member twice (compared
+case- and normalisation-insensitively for macOS and Windows bundles, whose file systems would merge
+the two); bounded member count and total size.
 
 Files are then written by us, not by tarfile: created exclusively (``O_EXCL``, ``O_NOFOLLOW``) inside
 directories we created, hashed while they are written, fsynced. At the end the tree must match the
@@ -131,8 +129,6 @@ class _Extraction:
                         )
                     self._member(tar, member)
         except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-            if isinstance(exc, tarfile.FilterError):
-                raise BundleRejected("unsafe_member", f"The bundle's member was refused: {exc}") from exc
             raise BundleRejected("not_a_bundle", f"The bundle is not a readable .tar.gz: {exc}") from exc
         return self._check_against_list(runtime_version)
 
@@ -152,11 +148,6 @@ class _Extraction:
         if key in self.seen:
             _unsafe(member.name, "a second copy of a member already unpacked")
         self.seen.add(key)
-        # PEP 706's data filter as a second opinion (absolute paths, escapes, links, devices, modes).
-        try:
-            tarfile.data_filter(member, str(self.staging))
-        except tarfile.FilterError as exc:
-            _unsafe(member.name, f"what tarfile's data filter refuses ({exc})")
         if not is_file:
             self._directory(parts)
             return
@@ -246,25 +237,16 @@ class _Extraction:
                     "file_list",
                     f"{TREE_NAME}/{name} does not match the bundle's file list (size or SHA-256 differs)",
                 )
-            if entry.mode & ~0o777:
-                raise BundleRejected(
-                    "file_list", f"{TREE_NAME}/{name} asks for mode {entry.mode:o}: only permission bits"
-                )
-        executable = listing.files.get(listing.executable)
-        if executable is None:
-            raise BundleRejected(
-                "file_list", f"The runtime program {listing.executable!r} is not among the bundle's files"
-            )
-        if not self.windows and not executable.mode & 0o100:
-            raise BundleRejected("file_list", f"The runtime program {listing.executable!r} is not executable")
+        # Modes (0o755 or 0o644 only) and a listed executable of mode 0o755 are the file list's own
+        # validation (contracts.release.BundleFileList), already passed above.
         self._apply_modes(listing)
         return listing
 
     def _apply_modes(self, listing: BundleFileList) -> None:
         tree = self.staging / TREE_NAME
         for name, entry in listing.files.items():
-            # Never group- or world-writable, whatever the list says: the user's runtime is theirs.
-            os.chmod(tree.joinpath(*name.split("/")), entry.mode & 0o755)
+            # 0o755 or 0o644 (the file list admits no other): never group- or world-writable.
+            os.chmod(tree.joinpath(*name.split("/")), entry.mode)
         for parts in self.directories:
             if parts:
                 os.chmod(self.staging.joinpath(*parts), 0o755)

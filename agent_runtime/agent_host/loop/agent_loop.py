@@ -251,7 +251,7 @@ class AgentLoop:
         except LlmGuardrailBlocked as exc:
             # §6.4: no retry; a note in the thread so the model sees it on the next attempt.
             ctx.thread.add_system_note(
-                f"The LLM gateway's guardrail blocked the previous request: {exc.shape.message}",
+                f"The previous request was not answered. {exc.shape.message.rstrip('.')}.",
                 task_id=task.task_id,
                 step_id=step_id,
             )

@@ -108,6 +108,9 @@ async def running_app(
     finally:
         if app.window is not None:
             app.window.close()
+            if app.window.close_question is not None and app.window.close_question.isVisible():
+                assert app.window.stop_and_quit_button is not None
+                app.window.stop_and_quit_button.click()  # a task still ran: stop it and quit
         async with asyncio.timeout(60):
             await task
         QApplication.processEvents()

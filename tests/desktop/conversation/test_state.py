@@ -191,6 +191,24 @@ def test_failures_and_pauses_become_banners_that_say_what_to_do() -> None:
     assert "Rephrase" in state.banner.text
     state.apply(
         event(
+            "task_failed",
+            {
+                "stepCount": 1,
+                "reason": "guardrail_blocked",
+                "error": {
+                    "code": "LLM_GUARDRAIL_BLOCKED",
+                    "message": "The LLM gateway blocked the request: Violated guardrail policy",
+                },
+            },
+            step=None,
+        )
+    )
+    assert state.banner.text == (
+        "The LLM gateway's guardrail blocked the request: Violated guardrail policy."
+        " Rephrase the request and send it again."
+    )
+    state.apply(
+        event(
             "session_paused",
             {"reason": "llm_unreachable", "error": {"code": "RATE_LIMITED", "message": "gateway down"}},
             step=None,
@@ -202,7 +220,7 @@ def test_failures_and_pauses_become_banners_that_say_what_to_do() -> None:
     state.apply(event("session_resumed", {}, step=None))
     assert state.banner is None
     assert state.status.session == "SESSION_RUNNING"
-    assert seen.banners == 4
+    assert seen.banners == 5
 
 
 def test_a_cancelled_task_leaves_a_notice_and_an_unanswered_approval_row_is_closed() -> None:
