@@ -351,17 +351,14 @@ def _parse(raw: bytes) -> ReleaseDocument:
     try:
         return ReleaseDocument.model_validate_json(raw)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        first = errors[0] if errors else None
-        if first is None:
-            problem = "is invalid"
-        elif first["type"] == "json_invalid":
+        # pydantic reports every failure here, bad JSON and runaway nesting included, with at least
+        # one error; validators' own ValueErrors arrive wrapped in it.
+        first = exc.errors(include_url=False, include_input=False)[0]
+        if first["type"] == "json_invalid":
             problem = "is not valid JSON"
         else:
             problem = f"{field_path(first['loc'])} {describe(first)}"
         raise ReleaseVerificationError("malformed", f"the release manifest {problem}") from None
-    except (ValueError, RecursionError):
-        raise ReleaseVerificationError("malformed", "the release manifest is not valid JSON") from None
 
 
 def _check_delegation(signed: SignedDelegation, root: RootKeySet, now: datetime) -> None:

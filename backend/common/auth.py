@@ -161,19 +161,33 @@ class TokenVerifier:
                 "unknown_key", "The bearer token was signed by a key this service does not trust"
             )
         try:
-            # exp/iat are checked below against the injected clock, not PyJWT's wall clock.
+            # exp/iat are checked below against the injected clock, not PyJWT's wall clock, and sub
+            # with tid below, so that each refusal names its claim; PyJWT checks iss and aud.
             claims: dict[str, Any] = jwt.decode(
                 token,
                 key,
                 algorithms=[_ALGORITHM],
                 audience=self._audience,
                 issuer=self._issuer,
-                options={"verify_exp": False, "verify_iat": False, "verify_nbf": False, "require": []},
+                options={
+                    "verify_exp": False,
+                    "verify_iat": False,
+                    "verify_nbf": False,
+                    "verify_sub": False,
+                    "verify_jti": False,
+                    "require": [],
+                },
             )
         except jwt.InvalidSignatureError:
             raise unauthorized("invalid_signature", "The bearer token's signature is not valid") from None
+        except jwt.MissingRequiredClaimError as exc:
+            raise _bad_claims(exc.claim) from None
+        except jwt.InvalidIssuerError:
+            raise _bad_claims("iss") from None
+        except jwt.InvalidAudienceError:
+            raise _bad_claims("aud") from None
         except jwt.PyJWTError:
-            raise unauthorized("invalid_claims", "The bearer token's issuer or audience is wrong") from None
+            raise unauthorized("malformed", "The bearer token is not a well-formed JWT") from None
         return self._principal(claims, now, token)
 
     def _principal(self, claims: dict[str, Any], now: float, token: str) -> tuple[Principal, float]:

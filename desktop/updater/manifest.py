@@ -11,8 +11,9 @@ skip revoked releases and versions marked bad here; keep those with a bundle for
 meets, and whose rollout includes this install; take the highest version. Never install one older
 than the runtime in use.
 
-Rollout: each install has a random id (created once); its bucket for a release is
-``SHA-256(installId:runtimeVersion)`` mod 100, and it is in the rollout iff bucket < rolloutPercent.
+Rollout: each install has a random id (created once); its bucket for a release is the first 8 bytes
+of ``SHA-256(installId:runtimeVersion)``, big-endian, mod 100, and it is in the rollout iff
+bucket < rolloutPercent.
 Raising the percentage only ever adds installs, and each release samples a different set of installs,
 so the same users are not always first.
 """

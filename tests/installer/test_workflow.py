@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
 RELEASE = WORKFLOWS / "release.yml"
 PROMOTE = WORKFLOWS / "promote.yml"
+MUTATION = WORKFLOWS / "mutation.yml"
 
 RUNNERS = {"macos-15": "darwin-arm64", "macos-15-intel": "darwin-x86_64", "windows-latest": "windows-x64"}
 # What a release engineer's or the workflow's run of the pipeline calls (README "Releasing the runtime").
@@ -91,7 +92,7 @@ class Step:
 
 
 def _workflows() -> dict[str, dict[Any, Any]]:
-    return {path.name: _load(path) for path in (RELEASE, PROMOTE)}
+    return {path.name: _load(path) for path in sorted(WORKFLOWS.glob("*.yml"))}
 
 
 def _steps() -> Iterator[Step]:
@@ -192,6 +193,28 @@ def test_both_workflows_parse_and_trigger_as_the_release_process_needs() -> None
     assert str(inputs["rollout"]["default"]) == "100"
     assert promote["jobs"]["promote"]["environment"] == "stable"
     assert release["jobs"]["publish"]["environment"] == "release"
+
+
+def test_every_workflow_in_the_folder_is_one_this_file_checks() -> None:
+    assert set(_workflows()) == {RELEASE.name, PROMOTE.name, MUTATION.name}
+
+
+def test_mutation_testing_runs_weekly_and_on_demand_over_every_guard_and_fails_under_90() -> None:
+    document = _load(MUTATION)
+    triggers = _triggers(document)
+    assert set(triggers) == {"schedule", "workflow_dispatch"}, "too slow for pull requests"
+    (cron,) = (entry["cron"] for entry in triggers["schedule"])
+    _minute, _hour, day, month, weekday = cron.split()
+    assert (day, month) == ("*", "*"), f"{cron} is not once a week"
+    assert weekday.isdigit(), f"{cron} is not once a week"
+    runs = [
+        line for step in _run_steps() if step.workflow == MUTATION.name for line in step.script.splitlines()
+    ]
+    (call,) = [shlex.split(line) for line in runs if "scripts/mutation" in line]
+    argv = call[call.index("./scripts/mutation") + 1 : call.index("|") if "|" in call else None]
+    assert "--file" not in argv, "every guard file"
+    assert "--sample" not in argv, "every mutant"
+    assert argv[argv.index("--min") + 1] == "90"
 
 
 def test_the_build_matrix_is_exactly_the_three_native_runners() -> None:

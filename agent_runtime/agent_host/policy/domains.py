@@ -21,14 +21,16 @@ def normalise_entry(entry: str) -> tuple[str, bool]:
     wildcard = text.startswith("*.")
     if wildcard:
         text = text[2:]
-    if text.startswith("[") and text.endswith("]"):
+    # Brackets enclose an IPv6 address, as in a URL, and nothing else.
+    bracketed = text.startswith("[") and text.endswith("]")
+    if bracketed:
         text = text[1:-1]
     address = ip_text(text)
-    if address is not None:
+    if address is not None and (":" in address or not bracketed):
         if wildcard:
             raise UrlRejected(f"a wildcard cannot apply to an IP address: {entry}")
         return address, False
-    if not text or any(ch in text for ch in "*/:@ ?#"):
+    if bracketed or not text or any(ch in text for ch in "*/:@ ?#[]"):
         raise UrlRejected(f"not a domain name, *.domain or IP address: {entry!r}")
     return canonical_domain(text), wildcard
 
@@ -48,8 +50,10 @@ class DomainRules:
     def match(self, host: Host) -> str | None:
         """The entry that admits ``host``, if any."""
         exact = self._exact.get(host.name)
-        if exact is not None or host.is_ip:
+        if exact is not None:
             return exact
+        # Wildcards never match an IP host, with no test needed here: an IPv4 host ends in a number,
+        # an IPv6 host has no dot, and a wildcard entry cannot end in a numeric label.
         name = host.name
         dot = name.find(".")
         while dot >= 0:

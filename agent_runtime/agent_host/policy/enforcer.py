@@ -29,9 +29,9 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from agent_runtime.agent_host.policy.commands import MODIFIERS, analyse_command
+from agent_runtime.agent_host.policy.commands import MODIFIERS, CommandAnalysis, analyse_command
 from agent_runtime.agent_host.policy.commands.programs import base_name
-from agent_runtime.agent_host.policy.domains import DomainRules, UrlRejected, parse_url_host
+from agent_runtime.agent_host.policy.domains import DomainRules, UrlRejected, normalise_entry, parse_url_host
 from agent_runtime.agent_host.policy.errors import PolicyBundleInvalid, PolicyExpiredError
 from agent_runtime.agent_host.policy.outcomes import (
     Allowed,
@@ -75,7 +75,6 @@ _DEFAULT_TITLES: Mapping[Capability, tuple[str, str]] = {
         "Use a remote tool",
         "The agent wants to call a tool run by the backend.",
     ),
-    Capability.LLM_CALL: ("Call the model", "The agent wants to call the language model."),
 }
 
 _DEFAULT_RISK: Mapping[Capability, RiskLevel] = {
@@ -86,9 +85,9 @@ _DEFAULT_RISK: Mapping[Capability, RiskLevel] = {
     Capability.NETWORK_HTTP: RiskLevel.MEDIUM,
     Capability.WORKSPACE_UPLOAD: RiskLevel.LOW,
     Capability.BACKEND_TOOL_INVOKE: RiskLevel.MEDIUM,
-    Capability.LLM_CALL: RiskLevel.LOW,
 }
-_RISK_ORDER = {RiskLevel.LOW: 0, RiskLevel.MEDIUM: 1, RiskLevel.HIGH: 2}
+"""Tool capabilities only: ``check`` refuses LLM.Call before it looks a title or a risk level up."""
+_RISKS = (RiskLevel.LOW, RiskLevel.MEDIUM, RiskLevel.HIGH)  # in increasing order
 _FILE_CAPABILITIES = frozenset({Capability.FILE_READ, Capability.FILE_WRITE, Capability.FILE_DELETE})
 
 
@@ -131,6 +130,7 @@ class _Grant:
     blocked_paths: PathRules | None
     allowed_commands: frozenset[str] | None
     blocked_commands: frozenset[str] | None
+    approval_commands: Mapping[str, tuple[tuple[str, ...], ...]] | None
     domains: DomainRules | None
     tool_names: frozenset[str] | None
     rule: ApprovalRule | None
@@ -202,11 +202,12 @@ class PolicyEnforcer:
         def paths(entries: list[str] | None, list_name: str, *, blocked: bool) -> PathRules | None:
             if entries is None:
                 return None
-            try:
-                return PathRules(entries, self._os, blocked=blocked)
-            except PathError as exc:
-                bad = next(e for e in entries if _bad_path(e, self._os))
-                raise invalid(list_name, bad, f"is not a usable path entry ({exc})") from exc
+            for entry in entries:  # one at a time, to name the entry that cannot be used
+                try:
+                    PathRules([entry], self._os, blocked=blocked)
+                except PathError as exc:
+                    raise invalid(list_name, entry, f"is not a usable path entry ({exc})") from exc
+            return PathRules(entries, self._os, blocked=blocked)
 
         def commands(entries: list[str] | None, list_name: str) -> frozenset[str] | None:
             if entries is None:
@@ -224,12 +225,27 @@ class PolicyEnforcer:
                 names.add(base if self._windows or list_name == "allowedCommands" else _fold(base))
             return frozenset(names)
 
+        def asked(entries: list[str] | None) -> dict[str, tuple[tuple[str, ...], ...]] | None:
+            if entries is None:
+                return None
+            index: dict[str, tuple[tuple[str, ...], ...]] = {}
+            for entry in entries:
+                words = entry.split()
+                base = base_name(words[0], windows=self._windows) if words else None
+                if base is None:
+                    raise invalid("approvalCommands", entry, "is not a program name (then argument words)")
+                key = base if self._windows else _fold(base)
+                index[key] = (*index.get(key, ()), tuple(words[1:]))
+            return index
+
         domains = None
         if grant.allowed_domains is not None:
-            try:
-                domains = DomainRules(grant.allowed_domains)
-            except UrlRejected as exc:
-                raise invalid("allowedDomains", str(exc), "cannot be matched") from exc
+            for entry in grant.allowed_domains:
+                try:
+                    normalise_entry(entry)
+                except UrlRejected as exc:
+                    raise invalid("allowedDomains", entry, f"cannot be matched ({exc})") from exc
+            domains = DomainRules(grant.allowed_domains)
         rule = None
         if grant.approval_rule_id is not None:
             rule = self._rules.get(grant.approval_rule_id)  # the bundle's validator guarantees it exists
@@ -239,6 +255,7 @@ class PolicyEnforcer:
             blocked_paths=paths(grant.blocked_paths, "blockedPaths", blocked=True),
             allowed_commands=commands(grant.allowed_commands, "allowedCommands"),
             blocked_commands=commands(grant.blocked_commands, "blockedCommands"),
+            approval_commands=asked(grant.approval_commands),
             domains=domains,
             tool_names=frozenset(grant.allowed_tool_names) if grant.allowed_tool_names is not None else None,
             rule=rule,
@@ -414,7 +431,7 @@ class PolicyEnforcer:
         cwd = call.arguments.get("cwd")
         scope.cwd = cwd if isinstance(cwd, str) else None
         allowed, blocked = entry.allowed_commands, entry.blocked_commands
-        if allowed is None and blocked is None:
+        if allowed is None and blocked is None and entry.approval_commands is None:
             scope.risk = RiskLevel.HIGH  # §8.5: any command is "not in allowedCommands"
             return None
         analysis = analyse_command(command, self._os)
@@ -426,6 +443,12 @@ class PolicyEnforcer:
             for program in analysis.programs:
                 if program not in allowed and program not in implicit:
                     return Denied(f"Command not in allowed commands: {program}")
+        if entry.approval_commands is not None:
+            asked = self._asked_program(entry.approval_commands, analysis)
+            if asked is not None:
+                scope.reasons.append(ApprovalReason.BUNDLE_REQUIRES)
+                scope.notes.append(f"The policy asks before every {asked} command.")
+                scope.risk = RiskLevel.HIGH
         if analysis.problems:
             problem = analysis.problems[0]
             if entry.grant.approval_rule_id is None:
@@ -437,6 +460,20 @@ class PolicyEnforcer:
             scope.risk = RiskLevel.HIGH
         elif allowed is None:
             scope.risk = RiskLevel.HIGH
+        return None
+
+    def _asked_program(
+        self, asked: Mapping[str, tuple[tuple[str, ...], ...]], analysis: CommandAnalysis
+    ) -> str | None:
+        """The first ``approvalCommands`` entry a program of the line falls under, as written."""
+        for call in analysis.calls:
+            for words in asked.get(call.name if self._windows else _fold(call.name), ()):
+                arguments = call.words[1:]
+                # Arguments computed or added when it runs could be the listed words: ask.
+                unknown = call.extended or any(not word.literal for word in arguments)
+                texts = {word.text for word in arguments}
+                if unknown or all(word in texts for word in words):
+                    return " ".join((call.name, *words))
         return None
 
     def _check_url(self, entry: _Grant, call: ToolCallFacts, scope: _Scope) -> Denied | None:
@@ -471,8 +508,8 @@ class PolicyEnforcer:
         risk = scope.risk
         if entry.rule is not None:
             title, description = entry.rule.title, entry.rule.description or description
-            if entry.rule.risk_level is not None and _RISK_ORDER[entry.rule.risk_level] > _RISK_ORDER[risk]:
-                risk = entry.rule.risk_level
+            if entry.rule.risk_level is not None:  # raises the call's risk level, never lowers it
+                risk = max(risk, entry.rule.risk_level, key=_RISKS.index)
         return ApprovalRequired(
             rule_id=entry.grant.approval_rule_id,
             risk_level=risk,
@@ -527,11 +564,3 @@ def _summary(capability: Capability, call: ToolCallFacts, scope: _Scope) -> str:
 def _require_aware(now: datetime) -> None:
     if now.tzinfo is None:
         raise ValueError("now must be a timezone-aware datetime")
-
-
-def _bad_path(entry: str, os_family: OsFamily) -> bool:
-    try:
-        PathRules([entry], os_family, blocked=True)
-    except PathError:
-        return True
-    return False

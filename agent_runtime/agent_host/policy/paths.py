@@ -51,8 +51,8 @@ def path_key(path: str, os_family: OsFamily, *, fold: bool) -> PathKey:
     if not path.startswith("/"):
         raise PathError(f"the path is not absolute: {path}")
     if fold:
-        folded = path.lower() if path.isascii() else "/".join(map(_fold, path.split("/")))
-        components = [part for part in folded.split("/") if part]
+        # Folding never joins or splits across "/" (a starter that no character composes with).
+        components = [part for part in _fold(path).split("/") if part]
     else:
         components = [part for part in path.split("/") if part]
     if "." in components or ".." in components:
@@ -69,21 +69,22 @@ def _windows_key(path: str) -> PathKey:
     if text.startswith(("\\\\.\\", "\\\\?\\")):
         raise PathError(f"device paths are not file paths: {path}")
     if text.startswith("\\\\"):
-        parts = [part for part in text[2:].split("\\") if part]
+        parts = [part for part in text.split("\\") if part]
         if len(parts) < 2:
             raise PathError(f"a UNC path names a server and a share: {path}")
         root = "\\\\" + parts[0] + "\\" + parts[1]
         rest = parts[2:]
     elif _DRIVE.match(text) and text[2:3] == "\\":
         root = text[:2]
-        rest = [part for part in text[3:].split("\\") if part]
+        rest = [part for part in text.split("\\")[1:] if part]
     else:
         raise PathError(f"the path is not absolute (it needs a drive letter or a UNC share): {path}")
     components: list[str] = []
     for part in rest:
-        # Win32 ignores trailing dots and spaces: C:\secret.\x is C:\secret\x.
+        # Win32 ignores trailing dots and spaces: C:\secret.\x is C:\secret\x. A component of
+        # only dots or spaces (``.`` and ``..`` included) is left with nothing.
         trimmed = part.rstrip(". ")
-        if part in (".", "..") or not trimmed:
+        if not trimmed:
             raise PathError(f"the path is not resolved (it has . or .. components): {path}")
         if ":" in trimmed:
             raise PathError(f"the path names an alternate data stream: {path}")
@@ -105,9 +106,6 @@ class PathRules:
         for entry in entries:
             # Entries are checked by the caller (PolicyEnforcer) and raise PathError when invalid.
             self._entries[path_key(entry, os_family, fold=self._fold)] = entry
-
-    def __bool__(self) -> bool:
-        return bool(self._entries)
 
     @property
     def folds(self) -> bool:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_runtime.agent_host.policy.commands.programs import MODIFIERS, Collector, analyse_into
+from agent_runtime.agent_host.policy.commands.programs import MODIFIERS, Collector, ProgramCall, analyse_into
 from contracts.enums import OsFamily
 
-__all__ = ["MODIFIERS", "CommandAnalysis", "analyse_command"]
+__all__ = ["MODIFIERS", "CommandAnalysis", "ProgramCall", "analyse_command"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,8 @@ class CommandAnalysis:
     problems: tuple[str, ...]
     """Why the line cannot be analysed with confidence; empty when it can. Each reads after "The
     command …", e.g. "uses eval, which runs or defines code the policy cannot see"."""
+    calls: tuple[ProgramCall, ...] = ()
+    """``programs`` with the words each would receive, for saved permission rules."""
 
     @property
     def parseable(self) -> bool:
@@ -37,4 +39,6 @@ def analyse_command(command: str, os_family: OsFamily) -> CommandAnalysis:
     if not command.strip():
         return CommandAnalysis((), ("is empty",))
     analyse_into(command, collector)
-    return CommandAnalysis(tuple(collector.programs), tuple(dict.fromkeys(collector.problems)))
+    return CommandAnalysis(
+        tuple(collector.programs), tuple(dict.fromkeys(collector.problems)), tuple(collector.calls)
+    )

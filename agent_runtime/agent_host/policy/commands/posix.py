@@ -150,6 +150,8 @@ class _Parser:
             if self.heredocs:
                 raise Unparseable("has a here-document that is never terminated")
             return self.i
+        if kind == "eof":  # only inside $( … ) or <( … ): the line ends before the ")"
+            raise Unparseable("expects ')' but has an unexpected end")
         raise Unparseable(f"has unexpected {self.describe((kind, value))}")
 
     def command_list(self, stop: frozenset[str]) -> None:

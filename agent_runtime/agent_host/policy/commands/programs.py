@@ -17,7 +17,7 @@ from agent_runtime.agent_host.policy.commands.posix import parse_posix
 from agent_runtime.agent_host.policy.commands.windows import parse_cmd
 from agent_runtime.agent_host.policy.commands.words import MAX_DEPTH, SimpleCommand, Unparseable, Word
 
-__all__ = ["Collector", "analyse_into"]
+__all__ = ["Collector", "ProgramCall", "analyse_into"]
 
 # ---------------------------------------------------------------------------------------- tables
 
@@ -43,12 +43,12 @@ WINDOWS_EVAL_LIKE = frozenset(
 
 CODE_VARIABLES = frozenset(
     {"PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "ZDOTDIR"}
-    | {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH"}
     | {"NODE_OPTIONS", "PYTHONSTARTUP", "PYTHONPATH", "PERL5OPT", "PERL5LIB", "RUBYOPT", "GIT_SSH_COMMAND"}
     | {"GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "LESSOPEN"}
-    | {"SUDO_ASKPASS", "SSH_ASKPASS", "BROWSER", "GIT_ASKPASS", "GIT_CONFIG_PARAMETERS", "CDPATH"}
+    | {"SUDO_ASKPASS", "SSH_ASKPASS", "BROWSER", "GIT_ASKPASS", "CDPATH"}
 )
-"""Variables that make a shell or a program load or run other code (or find another program)."""
+"""Variables that make a shell or a program load or run other code (or find another program); the
+dynamic loaders' (LD_PRELOAD, DYLD_INSERT_LIBRARIES…) and git's GIT_CONFIG_* by their prefixes."""
 
 _CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG_")
 
@@ -78,6 +78,8 @@ class _Wrapper:
     """Short options after which no command runs (``sudo -l``)."""
     optional_valued: str = ""
     """Short options whose value, if any, is attached (``xargs -i{}``)."""
+    long_optional_valued: frozenset[str] = frozenset()
+    """Long options whose value, if any, is attached with ``=`` (``xargs --replace[=R]``)."""
     numeric_flags: bool = False
     """``-10`` style options (``nice``)."""
     default: str | None = None
@@ -157,12 +159,12 @@ POSIX_WRAPPERS: dict[str, _Wrapper] = {
             "--null", "--no-run-if-empty", "--verbose", "--interactive", "--exit", "--open-tty",
         ),
         long_valued=_longs(
-            "--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs",
-            "--max-chars", "--process-slot-var",
+            "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var",
         ),
+        long_optional_valued=_longs("--eof", "--replace", "--max-lines"),
         default="echo",
     ),
-    "busybox": _Wrapper(no_command=""),
+    "busybox": _Wrapper(),
     "toybox": _Wrapper(),
 }  # fmt: skip
 
@@ -204,6 +206,13 @@ def base_name(path: str, *, windows: bool) -> str | None:
     return name or None
 
 
+def _replace_option(text: str) -> bool:
+    """Whether an xargs option word turns on replace mode (-I R, -i[R], --replace[=R])."""
+    if text.startswith("--"):
+        return text.split("=", 1)[0] == "--replace"
+    return text.startswith("-") and ("I" in text or "i" in text)
+
+
 def _lookup_key(name: str) -> str:
     # macOS volumes are case-insensitive by default, so "SUDO" runs sudo: recognise wrappers and
     # shells whatever their case, on every POSIX system (a false match only makes us stricter).
@@ -215,11 +224,25 @@ def _lookup_key(name: str) -> str:
 # ---------------------------------------------------------------------------------------- analysis
 
 
+@dataclass(frozen=True, slots=True)
+class ProgramCall:
+    """One program the line would start, with the words it would receive (its name first)."""
+
+    name: str
+    words: tuple[Word, ...]
+    extended: bool = False
+    """More arguments are added when it runs (``xargs``, ``find -exec``), so ``words`` is a prefix."""
+    assigned: bool = False
+    """``NAME=value`` words came before it: it runs with a changed environment."""
+
+
 @dataclass(slots=True)
 class Collector:
     windows: bool
     programs: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    calls: list[ProgramCall] = field(default_factory=list)
+    """The programs again, with their words: saved permission rules match on these."""
 
 
 def analyse_into(source: str, collector: Collector, *, depth: int = 0, windows: bool | None = None) -> None:
@@ -242,11 +265,16 @@ class _Resolver:
         self.out = collector
         self.depth = depth
         self.windows = windows
+        self.extended = False
+        self.substitutes: str | None = None
+        """What xargs -I or find -exec replaces with its input in the command's words ("" when the
+        replace string is not known, so any text may be replaced)."""
 
     def problem(self, reason: str) -> None:
         self.out.problems.append(reason)
 
     def resolve(self, words: list[Word]) -> None:
+        given = len(words)
         while words and (words[0].assignment is not None or words[0].subscript) and not self.windows:
             self.assignment(words.pop(0))
         if not words:
@@ -266,6 +294,7 @@ class _Resolver:
             self.problem(f"has a command name that does not name a program with certainty: {head.text!r}")
             return
         self.out.programs.append(name)
+        self.out.calls.append(ProgramCall(name, tuple(words), self.extended, len(words) != given))
         key = _lookup_key(name)
         arguments = words[1:]
         if self.windows:
@@ -308,6 +337,8 @@ class _Resolver:
             self.problem(f"passes {key} a name with a subscript, which bash evaluates as code")
         if key in ("test", "[") and any(word.text in ("-v", "-R") for word in arguments):
             self.problem(f"uses {key} -v, which evaluates a variable name as code")
+        if key in ("test", "[") and _computed_unary_operator(arguments[:-1] if key == "[" else arguments):
+            self.problem(f"passes {key} a computed word where -v could stand, which evaluates a name as code")
         if key == "printf" and any(word.text.startswith("-v") for word in arguments[:2]):
             self.problem("uses printf -v, which evaluates a variable name as code")
         if key in ("wait", "getopts") and any(not word.literal for word in arguments):
@@ -365,6 +396,9 @@ class _Resolver:
         self.nested(command.text, windows=False)
 
     def nested(self, source: str, *, windows: bool) -> None:
+        if self.substitutes is not None and self.substitutes in source:
+            # "xargs -I{} sh -c 'cp {} x'": a file named "a; rm -rf ~" becomes code.
+            self.problem("runs a command line that xargs or find builds from its input")
         if self.depth + 1 > MAX_DEPTH:
             self.problem("is nested too deeply")
             return
@@ -391,7 +425,9 @@ class _Resolver:
         spec = _Wrapper(
             flags="bcdegptwx",
             valued="nq",
-            long_flags=_longs("--beep", "--color", "--differences", "--errexit", "--chgexit", "--precise"),
+            long_flags=_longs(
+                "--beep", "--color", "--differences", "--errexit", "--chgexit", "--precise", "--exec"
+            ),
             long_valued=_longs("--interval"),
         )
         rest = self.options("watch", spec, arguments)
@@ -424,7 +460,10 @@ class _Resolver:
                 if command and "{}" in command[0].text:
                     self.problem(f"has find {text} whose command name is a found file")
                 else:
+                    self.extended = True  # "{}" and "+" add the found files to its arguments
+                    self.substitutes = "{}"  # GNU find replaces it inside words too
                     self.resolve(command)
+                    self.substitutes = None
                 i = end + 1
                 continue
             if text in ("-fls", "-fprint", "-fprint0", "-fprintf"):
@@ -447,11 +486,15 @@ class _Resolver:
                 i += 1
                 continue
             if text.startswith("--") and len(text) > 2:
-                name = text.split("=", 1)[0]
+                name = text.partition("=")[0]
                 if name in spec.long_hidden:
                     self.problem(f"uses {key} {name}, which runs code the policy cannot see")
                     return None
-                if name in spec.long_flags or (name in spec.long_valued and "=" in text):
+                if (
+                    name in spec.long_flags
+                    or name in spec.long_optional_valued
+                    or (name in spec.long_valued and "=" in text)
+                ):
                     i += 1
                     continue
                 if name in spec.long_valued:
@@ -497,19 +540,29 @@ class _Resolver:
         return 0
 
     def wrapper(self, key: str, spec: _Wrapper, arguments: list[Word]) -> None:
+        first = arguments[0].text if arguments else ""
+        if key in ("busybox", "toybox") and first.startswith("-") and first != "--":
+            # --list, --help, --install…: an option in the applet's place runs no applet; after "--"
+            # (the end of options, read below) the applet is checked.
+            return
         rest = self.options(key, spec, arguments)
         if rest is None:
             return
+        if key == "xargs":
+            self.extended = True  # its input becomes more arguments of the command
+            given = arguments[: len(arguments) - len(rest)]
+            if any(_replace_option(word.text) for word in given):
+                self.substitutes = ""  # the replace string may be any text: every word may change
         if not rest:
             if spec.default:
                 self.out.programs.append(spec.default)
+                default = Word(spec.default, True, spec.default)
+                self.out.calls.append(ProgramCall(spec.default, (default,), True))
             elif spec.needs_command:
                 self.problem(f"runs {key} without a command, which starts an interactive shell")
             return
-        if key == "xargs" and any(marker in rest[0].text for marker in ("{}", "{")):
+        if key == "xargs" and "{" in rest[0].text:  # "{}" or any brace: a name the input fills in
             self.problem("has xargs run a command named by its input")
-            return
-        if key in ("busybox", "toybox") and rest[0].text.startswith("-"):
             return
         self.resolve(rest)
 
@@ -539,9 +592,10 @@ class _Resolver:
             option = word.text.casefold()
             if option[:2] in ("/c", "/k", "/r"):
                 # "/cdir" is "/c dir": whatever follows the switch is the start of the command.
-                parts = [word.raw[2:]] if word.raw[2:] else []
-                parts += [following.raw for following in arguments[i + 1 :]]
-                self.cmd_string(" ".join(parts))
+                # (An empty rest of the switch only adds a leading space, which cmd_string strips.)
+                self.cmd_string(
+                    " ".join([word.raw[2:], *(following.raw for following in arguments[i + 1 :])])
+                )
                 return
             if option in ("/v:on", "/v"):
                 self.problem("runs cmd with delayed expansion on")
@@ -575,12 +629,23 @@ class _Resolver:
         text = text.strip()
         readings: list[str] = []
         if text.startswith('"'):
-            last = text.rfind('"')
-            readings.append(text[1:last] + text[last + 1 :] if last > 0 else text[1:])
-            inner = text[1:last] if last > 0 else ""
+            last = text.rfind('"')  # 0 when the opening quote is the only one: inner is then empty
+            inner = text[1:last]
+            readings.append(inner + text[last + 1 :])
             if text.count('"') == 2 and re.search(r"\s", inner) and not re.search(r"[&<>()@^|]", inner):
                 readings.append(text)
         else:
             readings.append(text)
         for reading in readings:
             self.nested(reading, windows=True)
+
+
+def _computed_unary_operator(operands: list[Word]) -> bool:
+    """Whether a word computed at run time stands where ``test`` reads a unary operator: a word such as
+    ``-$x``, the first of two operands (``test "$op" "$name"``), or the one after ``!`` in three. Such a
+    word can become ``-v``, and ``test -v 'a[$(id)]'`` runs the subscript as code."""
+    if any(not word.literal and word.text.startswith("-") for word in operands):
+        return True
+    if len(operands) == 2:
+        return not operands[0].literal
+    return len(operands) == 3 and operands[0].text == "!" and operands[0].literal and not operands[1].literal

@@ -146,7 +146,10 @@ class _Grammar:
             words.append(value)
             i += 1
         if not words:
-            raise Unparseable(f"has {self.at(i)[1]!r} where a command should be")
+            kind, value = self.at(i)
+            if kind == "eof":
+                raise Unparseable("has an unexpected end where a command should be")
+            raise Unparseable(f"has {value!r} where a command should be")
         self.sink.append(SimpleCommand(tuple(words)))
         return i
 

@@ -1,15 +1,16 @@
 """Which network addresses HttpRequest may reach: the SSRF guard's rules (seed 003 §8.3).
 
-Allowed is a public unicast address (``ipaddress``'s ``is_global``, not multicast). Refused: loopback,
-private, link-local, unique-local, site-local, multicast, unspecified, reserved and shared (CGNAT)
-ranges, in every spelling — IPv4 in the forms ``inet_aton`` accepts (``127.1``, ``0x7f.1``,
-``2130706433``, ``0177.0.0.1``), IPv4-mapped, -compatible and -translated IPv6, and IPv6 that embeds
-a refused IPv4 address (6to4, Teredo, NAT64). ``allow_loopback`` admits exactly 127.0.0.0/8 and ::1,
-for tests against a local server; nothing else.
+Allowed is a public unicast address (``ipaddress``'s ``is_global``, not multicast, not reserved).
+Refused: loopback, private, link-local, unique-local, site-local, multicast, unspecified, reserved
+and shared (CGNAT) ranges, in every spelling — IPv4 in the forms ``inet_aton`` accepts (``127.1``,
+``0x7f.1``, ``2130706433``, ``0177.0.0.1``), IPv4-mapped, -compatible and -translated IPv6, and IPv6
+that embeds a refused IPv4 address (6to4, Teredo, NAT64). ``allow_loopback`` admits exactly
+127.0.0.0/8 and ::1, for tests against a local server; nothing else.
 """
 
 from __future__ import annotations
 
+import re
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 
 __all__ = ["AddressPolicy", "IPAddress", "as_address", "embedded_ipv4", "parse_host_ip", "parse_ipv4_loose"]
@@ -23,6 +24,8 @@ _IPV4_TRANSLATED = IPv6Network("::ffff:0:0:0/96")
 _SHARED = IPv4Network("100.64.0.0/10")
 _LOOPBACK_V4 = IPv4Network("127.0.0.0/8")
 _LOOPBACK_V6 = IPv6Address("::1")
+# One part of a dotted IPv4 spelling: hex after "0x", octal after a leading "0", else decimal.
+_PART = re.compile(r"0[xX]([0-9a-fA-F]*)|0([0-7]*)|([1-9][0-9]*)", re.ASCII)
 
 
 def parse_ipv4_loose(host: str) -> IPv4Address | None:
@@ -52,18 +55,17 @@ def parse_ipv4_loose(host: str) -> IPv4Address | None:
 
 
 def _parse_part(part: str) -> int | None:
-    if not part:
+    # inet_aton's digits only: int() alone would also take signs, spaces, underscores and non-ASCII
+    # digits ("0-1", "0x7f_00", "0١٢٧"), which the resolver reads as a name, not as a number.
+    match = _PART.fullmatch(part)
+    if match is None:
         return None
-    try:
-        if part[:2].lower() == "0x":
-            return int(part[2:], 16) if part[2:] else 0
-        if len(part) > 1 and part[0] == "0":
-            return int(part[1:], 8)
-        if not part.isdigit() or not part.isascii():
-            return None
-        return int(part, 10)
-    except ValueError:
-        return None
+    hexadecimal, octal, decimal = match.groups()
+    if hexadecimal is not None:
+        return int(hexadecimal, 16) if hexadecimal else 0
+    if octal is not None:
+        return int(octal, 8) if octal else 0
+    return int(decimal, 10)
 
 
 def parse_host_ip(host: str) -> IPAddress | None:
@@ -80,13 +82,11 @@ def parse_host_ip(host: str) -> IPAddress | None:
 
 
 def embedded_ipv4(address: IPv6Address) -> list[IPv4Address]:
-    """IPv4 addresses an IPv6 address carries, by every scheme that routes to them."""
+    """IPv4 addresses an IPv6 address routes to by translation or tunnelling (SIIT, NAT64, 6to4, Teredo)."""
+    # IPv4-mapped and -compatible addresses are not here: the guard refuses them outright, whatever
+    # IPv4 address they name (_mapped_or_compatible).
     found: list[IPv4Address] = []
     value = int(address)
-    if address.ipv4_mapped is not None:
-        found.append(address.ipv4_mapped)
-    if value >> 32 == 0 and value > 1:
-        found.append(IPv4Address(value))  # IPv4-compatible ::a.b.c.d (deprecated, still routed)
     if address in _IPV4_TRANSLATED or address in _NAT64 or address in _NAT64_LOCAL:
         found.append(IPv4Address(value & 0xFFFFFFFF))
     if address.sixtofour is not None:
@@ -96,7 +96,16 @@ def embedded_ipv4(address: IPv6Address) -> list[IPv4Address]:
     return found
 
 
+def _mapped_or_compatible(address: IPv6Address) -> bool:
+    # ::ffff:a.b.c.d and ::a.b.c.d (but not :: and ::1): only a socket's spelling of an IPv4 address.
+    return address.ipv4_mapped is not None or 1 < int(address) < 1 << 32
+
+
 def _problem(address: IPAddress) -> str | None:
+    # Decided before the ``is_*`` properties, which newer Pythons answer for the IPv4 address inside a
+    # mapped one: the reason must not depend on the interpreter.
+    if isinstance(address, IPv6Address) and _mapped_or_compatible(address):
+        return "IPv4-mapped or IPv4-compatible"
     if address.is_unspecified:
         return "unspecified"
     if address.is_loopback:
@@ -110,20 +119,18 @@ def _problem(address: IPAddress) -> str | None:
             return "unique-local"
         if address.is_site_local:
             return "site-local"
-        if address.ipv4_mapped is not None or int(address) >> 32 == 0:
-            return "IPv4-mapped or IPv4-compatible"
         for inner in embedded_ipv4(address):
             problem = _problem(inner)
             if problem is not None:
                 return f"{problem} (embedded IPv4 {inner})"
     elif address in _SHARED:
         return "shared (carrier-grade NAT)"
+    # With shared space (above) left out, ``is_private`` is exactly ``not is_global`` on every
+    # supported Python, so it is the one test of "public" needed here.
     if address.is_private:
         return "private"
     if address.is_reserved:
         return "reserved"
-    if not address.is_global:
-        return "non-public"
     return None
 
 
