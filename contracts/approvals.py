@@ -6,6 +6,7 @@ from pydantic import Field
 
 from contracts._base import UtcDatetime, WireModel
 from contracts.enums import ApprovalDecision, ApprovalScope, Capability, RiskLevel
+from contracts.permissions import PermissionRule
 
 
 class ApprovalDetails(WireModel):
@@ -37,6 +38,9 @@ class ApprovalRequest(WireModel):
     """Facts the user should weigh, e.g. why a command line could not be verified."""
     timeout_seconds: int | None = Field(default=None, ge=1)
     expires_at: UtcDatetime | None = None
+    suggested_rules: list[PermissionRule] | None = None
+    """What "Always allow in this project" would save; absent when no saved rule could answer this
+    prompt (the policy bundle itself requires it, or the action cannot be described by a rule)."""
 
 
 class ApprovalDecisionRecord(WireModel):

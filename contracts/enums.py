@@ -119,6 +119,10 @@ class ToolName(StrEnum):
     READ_FILE = "ReadFile"
     WRITE_FILE = "WriteFile"
     DELETE_FILE = "DeleteFile"
+    EDIT_FILE = "EditFile"
+    LIST_DIRECTORY = "ListDirectory"
+    GLOB = "Glob"
+    GREP = "Grep"
     RUN_COMMAND = "RunCommand"
     HTTP_REQUEST = "HttpRequest"
     UPLOAD_ARTIFACT = "UploadArtifact"
@@ -129,6 +133,12 @@ TOOL_CAPABILITIES: Mapping[ToolName, Capability] = MappingProxyType(
         ToolName.READ_FILE: Capability.FILE_READ,
         ToolName.WRITE_FILE: Capability.FILE_WRITE,
         ToolName.DELETE_FILE: Capability.FILE_DELETE,
+        # Changes part of a file: a write like WriteFile, under the same approvals and patch preview.
+        ToolName.EDIT_FILE: Capability.FILE_WRITE,
+        # Look around the project: reads, under the policy's File.Read paths for every entry shown.
+        ToolName.LIST_DIRECTORY: Capability.FILE_READ,
+        ToolName.GLOB: Capability.FILE_READ,
+        ToolName.GREP: Capability.FILE_READ,
         ToolName.RUN_COMMAND: Capability.SHELL_EXEC,
         ToolName.HTTP_REQUEST: Capability.NETWORK_HTTP,
         ToolName.UPLOAD_ARTIFACT: Capability.WORKSPACE_UPLOAD,

@@ -27,6 +27,10 @@ class CapabilityGrant(WireModel):
     blocked_commands: list[str] | None = None
     allowed_domains: list[str] | None = None
     allowed_tool_names: list[str] | None = None
+    approval_commands: list[str] | None = None
+    """Shell.Exec: programs that need the user's approval in every mode, as the grant's
+    ``requiresApproval`` does for all of them — a program name, optionally followed by words that
+    must appear among its arguments (``rm``, ``git push``). Saved permission rules never answer these."""
     requires_approval: bool = False
     approval_rule_id: str | None = Field(default=None, min_length=1)
 

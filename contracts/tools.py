@@ -6,7 +6,7 @@ validated models so that both sides agree on one shape and bad arguments fail lo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import Field, model_validator
 
@@ -21,6 +21,24 @@ class ToolScope(WireModel):
     workspace_root: str | None = None
     max_file_size_bytes: int | None = Field(default=None, ge=0)
     max_output_bytes: int | None = Field(default=None, ge=1)
+
+
+class ReadScope(Protocol):
+    """The policy's File.Read paths, applied by the tools that list or search many files.
+
+    The policy checks the one path a call names; ListDirectory, Glob and Grep then show or read the
+    files below it. The agent host passes one of these per call through ``ToolRouter.execute`` so
+    that each of those files passes the same rule as a ReadFile of it would (blocked entries win,
+    whole-component matching); the tool runtime cannot import the policy itself.
+    """
+
+    def allows(self, path: str) -> bool:
+        """Whether a ReadFile of ``path`` (absolute, symlinks resolved) would be allowed."""
+        ...
+
+    def allows_all_under(self, directory: str) -> bool:
+        """True when every path under ``directory`` (resolved) is allowed, so none needs asking."""
+        ...
 
 
 class ToolRequest(WireModel):

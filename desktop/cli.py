@@ -8,8 +8,9 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -117,6 +118,8 @@ def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from desktop.headless.approvals import Approver, TerminalApprover, UnattendedApprover
     from desktop.headless.render import JsonRenderer, Renderer, TextRenderer
     from desktop.headless.run import ExecOptions, run_exec
+    from desktop.settings.rules import ProjectRules
+    from desktop.settings.store import SettingsStore
 
     prompt = args.prompt
     if prompt == "-":
@@ -126,12 +129,30 @@ def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.resume is not None and prompt is not None:
         parser.error("--resume continues the session's task; it takes no PROMPT")
     workspace = None if args.general else (args.workspace or Path.cwd()).expanduser().absolute()
+    if prompt is not None:
+        from desktop.conversation.commands import CommandError, expand_prompt
+
+        try:
+            prompt = expand_prompt(prompt, workspace)  # "/name args": a prompt command of the project
+        except CommandError as exc:
+            parser.error(str(exc))
 
     renderer: Renderer = (JsonRenderer if args.json else TextRenderer)(sys.stdout, sys.stderr)
     interactive = args.prompt != "-" and sys.stdin.isatty() and sys.stderr.isatty()
+    rules = ProjectRules(SettingsStore())
+    save_rules: Callable[[Any], str] | None = None
+    if workspace is not None:
+        project = workspace
+
+        def save_rules(suggested: Any) -> str:
+            saved = rules.add_wire(project, suggested)
+            return ", ".join(rule.describe() for rule in saved)
+
     approver: Approver
     if interactive and not args.approve_all:
-        approver = TerminalApprover(sys.stdin, sys.stderr, before_prompt=lambda: renderer.note(""))
+        approver = TerminalApprover(
+            sys.stdin, sys.stderr, before_prompt=lambda: renderer.note(""), save_rules=save_rules
+        )
     else:
         if args.approve_all:
             renderer.note("warning: --approve-all approves every action that asks for approval")
@@ -141,6 +162,7 @@ def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         workspace=workspace,
         approval_mode=args.approval_mode,
         max_steps=args.max_steps,
+        permission_rules=tuple(rules.wire_for_project(workspace)) if workspace is not None else (),
         resume=args.resume,
         demo=args.demo,
         endpoint=args.endpoint,

@@ -23,7 +23,8 @@ Design
 * **Responder** (``ScriptedGateway(None, responder=fn)``): instead of a script, a function of the
   request picks each turn — for tests whose answer depends on what the client sends.
 * **Demo model** (:mod:`.demo`, ``--demo``): labels every reply as the offline demo model, never runs
-  out, makes at most one read-only ``ReadFile`` call for a path the user typed.
+  out; for a prompt naming a file it reads that file, edits a demo file of its own in the project
+  folder (``WriteFile`` then ``EditFile``) and runs one ``echo`` command, one call per turn.
 * **Serving** (:mod:`.server`, :mod:`.app`): plain ASGI on uvicorn; concurrent requests each get the
   next turn in arrival order. ``async with ScriptedGateway(script) as gateway`` in an event loop,
   ``with ScriptedGatewayThread(script) as gateway`` for synchronous code, or the CLI (:mod:`.cli`).

@@ -87,11 +87,23 @@ def _with_revision(template: dict[str, Any], ttl: timedelta, flags: dict[str, bo
     return TenantPolicy(template, ttl, flags, _revision(template, ttl, flags))
 
 
+DESTRUCTIVE_COMMANDS = [
+    *("rm", "rmdir", "unlink", "shred", "dd", "truncate", "mkfs", "fdisk", "diskutil", "format"),
+    *("chmod", "chown", "chgrp", "kill", "pkill", "killall", "crontab", "find -delete", "rsync --delete"),
+    *("git push", "git reset", "git clean", "git rebase", "git checkout", "git restore", "git rm"),
+    *("git stash drop", "git stash clear", "git branch -D", "git filter-branch", "git update-ref"),
+    *("del", "erase", "rd"),
+]
+"""Programs (and program words) the built-in policy asks about in every approval mode: they destroy
+work or data that a checkpoint cannot bring back."""
+
+
 def builtin_policy(
     *, bundle_ttl: timedelta = timedelta(hours=8), max_artifact_bytes: int = 32 * MiB
 ) -> TenantPolicy:
     """What a desktop coding agent's user expects with no configuration: read and write inside the
-    project, ask before deleting, running commands or going online; LLM calls within generous budgets.
+    project, ask before deleting or running destructive commands; other commands and web requests as the
+    user's approval mode says; LLM calls within generous budgets.
 
     ``allowedModels: ["*"]`` means no model allowlist: in local mode the model is whatever the user's
     own LLM gateway serves.
@@ -108,13 +120,17 @@ def builtin_policy(
                 "approvalRuleId": "file-delete",
             },
             {
+                # Ordinary commands are left to the user's approval mode (so the user's saved
+                # "Always allow" rules can answer them); destructive ones always ask.
                 "name": "Shell.Exec",
                 "blockedCommands": ["sudo", "su", "doas", "shutdown", "reboot", "halt", "poweroff", "mkfs"],
+                "approvalCommands": DESTRUCTIVE_COMMANDS,
                 "maxOutputBytes": 1 * MiB,
-                "requiresApproval": True,
                 "approvalRuleId": "shell-exec",
             },
-            {"name": "Network.Http", "requiresApproval": True, "approvalRuleId": "network-http"},
+            # Web requests too are left to the approval mode (every host is unknown to this policy, so
+            # §8.5 rates them high and on_risky_actions asks), so saved domain rules can answer them.
+            {"name": "Network.Http", "approvalRuleId": "network-http"},
             {"name": "LLM.Call"},
             {"name": "Workspace.Upload", "maxFileSizeBytes": max_artifact_bytes},
         ],

@@ -21,12 +21,18 @@ Keyboard (the safe choice is the default one):
 ``decided(session_id, approval_id, decision, scope, reason)`` carries the wire values of
 ``ApproveActionParams``: decision ``approved``/``denied``, scope ``once``/``session`` (a denial is
 always ``once``), reason ``""`` when none. The dialog removes the answered request from the queue.
+
+"Always allow in this project" appears when the runtime suggests a rule for the request (only prompts
+of the approval mode get one: never what the policy itself requires). It saves the rule through
+``save_rules`` (the project's rules in the settings file, sent with every later task) and approves
+this action for the rest of the conversation.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QFont, QFontDatabase, QKeySequence, QShortcut, QTextOption
@@ -46,7 +52,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.approval.present import RequestView, countdown_text, describe, waiting_text
+from desktop.approval.present import RequestView, countdown_text, describe, reveal_hidden, waiting_text
 from desktop.approval.queue import ApprovalQueue, PendingApproval
 from desktop.patch.highlight import DiffView
 
@@ -82,9 +88,13 @@ class ApprovalDialog(QDialog):
         clock: Callable[[], float] = time.monotonic,
         arm_delay_ms: int = ARM_DELAY_MS,
         session_label: Callable[[str], str] | None = None,
+        save_rules: Callable[[str, list[Any]], str] | None = None,
     ) -> None:
+        """``save_rules(session_id, suggestedRules)`` saves the rules for the conversation's project and
+        returns how they read; it raises ``ValueError`` with a message for the user when it cannot."""
         super().__init__(parent)
         self._queue = queue
+        self._save_rules = save_rules
         self._clock = clock
         self._arm_delay_ms = arm_delay_ms
         self._session_label = session_label
@@ -200,10 +210,17 @@ class ApprovalDialog(QDialog):
         QShortcut(keypad_keys, self).activated.connect(lambda: self._decide("approved"))
         self.deny_button.clicked.connect(lambda: self._decide("denied"))
         self.approve_button.clicked.connect(lambda: self._decide("approved"))
+        self.project_button = QPushButton("Always allow in this &project")
+        self.project_button.setAutoDefault(False)
+        self.project_button.clicked.connect(self._always_in_project)
+        self.project_problem = QLabel()
+        self.project_problem.setWordWrap(True)
+        self.project_problem.hide()
         buttons = QHBoxLayout()
         buttons.addWidget(self.waiting_label)
         buttons.addStretch(1)
         buttons.addWidget(self.deny_button)
+        buttons.addWidget(self.project_button)
         buttons.addWidget(self.approve_button)
 
         layout = QVBoxLayout(self)
@@ -214,6 +231,7 @@ class ApprovalDialog(QDialog):
         layout.addWidget(self.diff_view, 3)
         layout.addWidget(self.scope_box)
         layout.addWidget(self.reason_edit)
+        layout.addWidget(self.project_problem)
         layout.addLayout(buttons)
 
         # Deny first: the focus starts there, and Tab walks to Approve, then the options.
@@ -273,6 +291,16 @@ class ApprovalDialog(QDialog):
         self.scope_box.setText(view.scope_label)
         self.scope_box.setChecked(False)
         self.scope_box.setVisible(bool(view.scope_label))
+        suggested = self._suggested(pending)
+        self.project_button.setVisible(bool(suggested))
+        self.project_button.setToolTip(
+            "Saves " + ", ".join(_rule_text(rule) for rule in suggested) + " for this project: later tasks"
+            " are not asked for what it covers (never for what the policy itself asks about). Listed and"
+            " removable in Settings."
+            if suggested
+            else ""
+        )
+        self.project_problem.hide()
         self.reason_edit.clear()
         self.setWindowTitle(f"Approval needed: {view.title} — Cowork")
         self._scroll.verticalScrollBar().setValue(0)
@@ -311,6 +339,7 @@ class ApprovalDialog(QDialog):
         # answers until armed; Approve is greyed meanwhile.
         self._armed = False
         self.approve_button.setEnabled(False)
+        self.project_button.setEnabled(False)
         if self._arm_delay_ms <= 0:
             self._arm()
         else:
@@ -321,6 +350,7 @@ class ApprovalDialog(QDialog):
             return
         self._armed = True
         self.approve_button.setEnabled(True)
+        self.project_button.setEnabled(True)
 
     # ------------------------------------------------------------------ answering
 
@@ -334,6 +364,30 @@ class ApprovalDialog(QDialog):
         reason = self.reason_edit.text().strip()
         self._queue.discard(pending.approval_id)
         self.decided.emit(pending.session_id, pending.approval_id, decision, scope, reason)
+
+    def _suggested(self, pending: PendingApproval) -> list[Any]:
+        rules = pending.request.get("suggestedRules")
+        if self._save_rules is None or not isinstance(rules, list):
+            return []
+        return [rule for rule in rules if isinstance(rule, dict)]
+
+    def _always_in_project(self) -> None:
+        pending = self._shown
+        if not self._armed or pending is None or self._queue.get(pending.approval_id) is None:
+            return
+        suggested = self._suggested(pending)
+        if not suggested or self._save_rules is None:
+            return
+        try:
+            saved = self._save_rules(pending.session_id, suggested)
+        except ValueError as exc:
+            self.project_problem.setText(f"The rule was not saved: {exc}")
+            self.project_problem.show()
+            return
+        reason = self.reason_edit.text().strip() or f"Always allowed in this project: {saved}"
+        self._queue.discard(pending.approval_id)
+        # Later tasks send the rule; for the rest of this one the same action is a session approval.
+        self.decided.emit(pending.session_id, pending.approval_id, "approved", "session", reason)
 
     def reject(self) -> None:
         """Esc: deny the request shown (never approve; never leave it unanswered out of sight)."""
@@ -351,6 +405,10 @@ class ApprovalDialog(QDialog):
             return
         self._decide("denied")
         event.ignore()  # the queue decides: the next request, or hidden when none is left
+
+
+def _rule_text(rule: dict[str, Any]) -> str:
+    return reveal_hidden(f"{rule.get('kind')} {rule.get('pattern')}")
 
 
 def _plain_label(text: str = "", selectable: bool = False) -> QLabel:

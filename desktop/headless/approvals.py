@@ -1,7 +1,8 @@
 """Answering ``approval_requested`` events (seed 000 §10) in a terminal, or without one.
 
 With a terminal, each request is shown — title, what would run, risk, details — and answered with
-``y`` (this once), ``a`` (this same action for the rest of the run) or ``n``; requests are asked one
+``y`` (this once), ``a`` (this same action for the rest of the run), ``p`` (always in this project:
+saves the rule the request suggests, where the runtime offers one) or ``n``; requests are asked one
 at a time, in order. Without a terminal nobody can answer, so every request is denied with a reason
 that says so — unless ``--approve-all`` was given, which approves them all (and was warned about).
 """
@@ -45,10 +46,20 @@ class UnattendedApprover:
 class TerminalApprover:
     """Asks on ``prompt_to`` and reads answers from ``answers_from`` (both the terminal)."""
 
-    def __init__(self, answers_from: TextIO, prompt_to: TextIO, *, before_prompt: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        answers_from: TextIO,
+        prompt_to: TextIO,
+        *,
+        before_prompt: Callable[[], None],
+        save_rules: Callable[[Any], str] | None = None,
+    ) -> None:
+        """``save_rules(suggestedRules)`` saves them for the project and says what it saved; it raises
+        ``ValueError`` with a message for the user when it cannot. None: a run without a project."""
         self._input = answers_from
         self._output = prompt_to
         self._before_prompt = before_prompt
+        self._save_rules = save_rules
         self._lines: asyncio.Queue[str | None] | None = None
         self._one_at_a_time = asyncio.Lock()
 
@@ -56,6 +67,14 @@ class TerminalApprover:
         async with self._one_at_a_time:
             self._before_prompt()
             self._output.write(_describe(request))
+            suggested = request.get("suggestedRules") if self._save_rules is not None else None
+            if suggested:
+                shown = ", ".join(
+                    f"{rule.get('kind')} {rule.get('pattern')}"
+                    for rule in suggested
+                    if isinstance(rule, dict)
+                )
+                self._output.write(f"   or [p]: always allow in this project ({reveal_hidden(shown)})\n")
             while True:
                 self._output.write("Approve? [y]es once / [a]lways for this run / [n]o: ")
                 self._output.flush()
@@ -68,6 +87,18 @@ class TerminalApprover:
                     return Answer("approved")
                 if choice in ("a", "always"):
                     return Answer("approved", scope="session")
+                if suggested and self._save_rules is not None and choice in ("p", "project"):
+                    try:
+                        saved = self._save_rules(suggested)
+                    except ValueError as exc:
+                        self._output.write(f"   the rule was not saved: {reveal_hidden(str(exc))}\n")
+                        continue
+                    self._output.write(f"   saved for this project: {reveal_hidden(saved)}\n")
+                    # The rule is sent with the next task; this run's later requests for the very
+                    # same action are covered by a session approval.
+                    return Answer(
+                        "approved", scope="session", reason=f"Always allowed in this project: {saved}"
+                    )
                 if choice in ("n", "no"):
                     return Answer("denied", reason="Denied in the terminal")
 

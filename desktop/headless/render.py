@@ -89,6 +89,8 @@ def _describe(kind: str, payload: dict[str, Any]) -> str | None:
         return f"! step {payload.get('stepCount')} of {payload.get('maxSteps')}: the step limit is near"
     if kind == "approval_timeout":
         return "! an approval request timed out and was denied"
+    if kind == "approval_resolved" and payload.get("savedRule"):
+        return f"  allowed without asking by the project's saved rule {_short(str(payload['savedRule']))}"
     if kind == "policy_expired":
         return "! the session's policy expired; the session pauses until it is renewed"
     if kind == "artifact_upload_failed":

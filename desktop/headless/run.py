@@ -41,6 +41,8 @@ class ExecOptions:
     """``None``: a general session (``--general``)."""
     approval_mode: str = "on_risky_actions"
     max_steps: int | None = None
+    permission_rules: tuple[dict[str, Any], ...] = ()
+    """The project's saved "Always allow" rules (``desktop.settings.rules``), sent with StartTask."""
     resume: str | None = None
     demo: bool = False
     endpoint: str | None = None
@@ -235,6 +237,9 @@ async def _start(run: _Run, options: ExecOptions, backend: BackendAccess) -> int
     task_options: dict[str, Any] = {"approvalMode": options.approval_mode}
     if options.max_steps is not None:
         task_options["maxSteps"] = options.max_steps
+    if options.permission_rules:
+        task_options["permissionRules"] = list(options.permission_rules)
+        run.renderer.note(f"{len(options.permission_rules)} saved permission rule(s) of this project apply")
     try:
         await run.client.call(
             "StartTask",

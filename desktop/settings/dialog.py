@@ -34,6 +34,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.settings.presets import CUSTOM, DEMO, PRESETS, Preset, preset_named
+from desktop.settings.rules import ProjectRules
+from desktop.settings.rules_view import PermissionRulesBox
 from desktop.settings.store import (
     APPROVAL_MODES,
     DEFAULT_MAX_STEPS,
@@ -309,6 +311,7 @@ class SettingsDialog(_SavingDialog):
         tasks_form = QFormLayout(tasks_box)
         tasks_form.addRow("&Approvals:", self.approval_mode_combo)
         tasks_form.addRow("Max &steps per task:", self.max_steps_edit)
+        self.permission_rules = PermissionRulesBox(ProjectRules(store))
 
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
@@ -320,6 +323,7 @@ class SettingsDialog(_SavingDialog):
         layout.addWidget(gateway_box)
         layout.addWidget(backend_box)
         layout.addWidget(tasks_box)
+        layout.addWidget(self.permission_rules)
         layout.addWidget(self._error_row)
         layout.addStretch(1)
         layout.addWidget(self.buttons)

@@ -75,7 +75,8 @@ DEMO = Preset(
     model=DEMO_MODEL,
     token="none",
     description="Scripted replies, to try Cowork without an account or a network: it is NOT a real "
-    "LLM. It reads a file whose path you type and summarises it. Cowork starts it itself.",
+    "LLM. It reads a file whose path you type, makes a small edit to a demo file of its own "
+    "(cowork-demo.md) and runs a harmless echo command. Cowork starts it itself.",
 )
 
 PRESETS: tuple[Preset, ...] = (ANTHROPIC, OPENAI, OLLAMA, LITELLM, DEMO)

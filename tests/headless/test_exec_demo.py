@@ -1,6 +1,7 @@
 """``cowork exec --demo`` with nothing configured: the embedded local backend is started for the run
 (platformdirs' folders in a temporary place) and the offline demo model reads the file the prompt
-names; afterwards neither the backend nor the demo model is left running."""
+names, edits its own demo file and runs a harmless command; afterwards neither the backend nor the
+demo model is left running."""
 
 from __future__ import annotations
 
@@ -31,12 +32,24 @@ def test_demo_with_the_embedded_backend_reads_the_named_file_and_stops_what_it_s
     (workspace / "notes.txt").write_text("Remember the milk.\n")
     backend_dir = Path(env["XDG_DATA_HOME"]) / "Cowork" / "backend"
 
-    result = run_cowork(["-C", str(workspace), "--demo", "What does notes.txt say?"], env)
+    # Without a terminal the demo's command needs --approve-all (the default policy asks for commands).
+    result = run_cowork(["-C", str(workspace), "--demo", "--approve-all", "What does notes.txt say?"], env)
 
     assert result.returncode == 0, result.stderr
     assert "using the offline demo model — not a real LLM" in result.stderr
-    assert f"→ ReadFile {workspace / 'notes.txt'}" in result.stderr
-    assert "✓ ReadFile" in result.stderr
+    tools = [line.split(" (")[0] for line in result.stderr.splitlines() if line[:1] in "→✓✗"]
+    demo_file = workspace / "cowork-demo.md"
+    assert tools == [
+        f"→ ReadFile {workspace / 'notes.txt'}",
+        "✓ ReadFile",
+        f"→ WriteFile {demo_file}",
+        "✓ WriteFile",
+        f"→ EditFile {demo_file}",
+        "✓ EditFile",
+        "→ RunCommand echo Hello from the Cowork demo",
+        "✓ RunCommand",
+    ], result.stderr
+    assert demo_file.read_text().endswith("Status: edited by the demo\n")
     assert "[Offline demo model — not a real LLM]" in result.stdout
     assert "Remember the milk." in result.stdout
     assert "Traceback" not in result.stderr

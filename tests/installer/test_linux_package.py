@@ -170,7 +170,16 @@ def test_cowork_cli_runs_a_task_with_the_offline_demo_model(package: Path, tmp_p
     workspace.mkdir()
     (workspace / "todo.md").write_text("Ship the Linux package.\n")
     result = subprocess.run(
-        [str(package / "cowork-cli"), "exec", "--demo", "-C", str(workspace), "Summarise todo.md"],
+        # --approve-all: the demo's tour ends with a harmless command, which asks; here nobody can answer.
+        [
+            str(package / "cowork-cli"),
+            "exec",
+            "--demo",
+            "--approve-all",
+            "-C",
+            str(workspace),
+            "Summarise todo.md",
+        ],
         env=user_environment(tmp_path / "home"),
         stdin=subprocess.DEVNULL,
         capture_output=True,

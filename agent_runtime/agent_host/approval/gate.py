@@ -32,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Protocol
 
 from agent_runtime.agent_host.policy import ApprovalRequired
+from agent_runtime.agent_host.policy.saved_rules import SavedRules
 from contracts._base import WireModel
 from contracts.approvals import ApprovalDecisionRecord, ApprovalRequest
 from contracts.enums import ApprovalDecision, ApprovalScope, Capability
@@ -202,9 +203,11 @@ class ApprovalGate:
         grant_key: str | None,
         task_id: str,
         step_id: str,
+        saved_rules: SavedRules | None = None,
     ) -> ApprovalDecisionRecord:
         """Ask the user and wait for the answer, the timeout, a denial of everything pending, or the
-        caller's cancellation; a matching session grant answers at once without asking."""
+        caller's cancellation; a matching session grant, or a saved rule of the project for a prompt
+        of the approval mode alone, answers at once without asking."""
         ask = _Ask(new_approval_id(), task_id, step_id, capability, grant_key, time.monotonic())
         if self._closed:
             return self._record(ask, ApprovalDecision.DENIED, "The session is shutting down.", asked=False)
@@ -216,6 +219,19 @@ class ApprovalGate:
                 _covered_reason(grant),
                 scope=ApprovalScope.SESSION,
                 asked=False,
+            )
+        saved = saved_rules.answering(outcome, capability) if saved_rules is not None else None
+        if saved is not None:
+            rule = saved.describe()
+            logger.info(
+                "approval %s answered by the saved rule %r: %s", ask.approval_id, rule, outcome.action_summary
+            )
+            return self._record(
+                ask,
+                ApprovalDecision.APPROVED,
+                f"Always allowed in this project by the saved rule {rule!r}.",
+                asked=False,
+                saved_rule=rule,
             )
 
         now = self._clock()
@@ -232,6 +248,7 @@ class ApprovalGate:
             notes=list(outcome.notes) or None,
             timeout_seconds=max(1, math.ceil(self.timeout_s)),
             expires_at=now + timedelta(seconds=self.timeout_s),
+            suggested_rules=saved_rules.suggest(outcome, capability) if saved_rules is not None else None,
         )
         waiting = _Waiting(ask, request)
         self._waiting[ask.approval_id] = waiting
@@ -338,10 +355,11 @@ class ApprovalGate:
         *,
         scope: ApprovalScope = ApprovalScope.ONCE,
         asked: bool = True,
+        saved_rule: str | None = None,
     ) -> ApprovalDecisionRecord:
         """Keep, announce and persist a decision no one is waiting on."""
         record = self._keep(ask, decision, reason, scope=scope)
-        self._announce(record, ask, asked=asked)
+        self._announce(record, ask, asked=asked, saved_rule=saved_rule)
         return record
 
     def _keep(
@@ -368,7 +386,9 @@ class ApprovalGate:
         self._records.append(record)
         return record
 
-    def _announce(self, record: ApprovalDecisionRecord, ask: _Ask, *, asked: bool = True) -> None:
+    def _announce(
+        self, record: ApprovalDecisionRecord, ask: _Ask, *, asked: bool = True, saved_rule: str | None = None
+    ) -> None:
         """``approval_resolved`` to the desktop; a decision the user was not asked for took no time.
         Decisions made after ``aclose`` (refusals of late requests) are not posted: nothing would wait
         for the post to finish."""
@@ -379,6 +399,7 @@ class ApprovalGate:
                 decision=record.decision,
                 latency_ms=max(0, int((time.monotonic() - ask.started) * 1000)) if asked else 0,
                 scope=record.scope,
+                saved_rule=saved_rule,
             ),
             task_id=record.task_id,
             step_id=record.step_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from agent_runtime.agent_host.policy.saved_rules import SavedRules
 from contracts.enums import ApprovalMode, CheckpointTaskStatus
 from contracts.errors import ErrorShape
 
@@ -25,6 +26,9 @@ class TaskRecord:
     step_cursor: str | None = None
     """The last completed step (seed 000 §9.2 ``stepCursor``)."""
     warned_step_limit: bool = False
+    saved_rules: SavedRules | None = None
+    """The project's "Always allow" rules sent with ``StartTask``. Not checkpointed: a task resumed
+    after a restart asks again rather than trust rules it can no longer show came from the user."""
 
 
 class TaskEnd(StrEnum):

@@ -9,10 +9,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 
-from agent_runtime.agent_host.policy import Allowed, ApprovalRequired, Denied, PolicyExpired
-from agent_runtime.agent_host.routing import PreparedCall, RedirectVetter
-from contracts.enums import ApprovalDecision, TaskStatus, ToolStatus
+from agent_runtime.agent_host.checklist import run_session_tool
+from agent_runtime.agent_host.policy import Allowed, ApprovalRequired, Denied, PolicyExpired, ToolCallFacts
+from agent_runtime.agent_host.routing import PolicyReadScope, PreparedCall, RedirectVetter
+from contracts.checklist import SESSION_TOOL_NAMES
+from contracts.enums import ApprovalDecision, Capability, TaskStatus, ToolStatus
 from contracts.errors import ErrorCode, ErrorShape
 from contracts.events import EventType
 from contracts.tools import ToolCall, ToolError, ToolResult
@@ -37,6 +40,8 @@ class _Checked:
     outcome: Allowed | ApprovalRequired | None = None
     result: ToolResult | None = None
     """A result decided without running the tool: unknown tool, bad path, denial."""
+    session: bool = False
+    """A session tool (the checklist's ``task_list_*``): answered by the host, not the tool runtime."""
 
 
 def _refused(
@@ -65,8 +70,10 @@ async def run_tool_calls(
     checked: list[_Checked] = []
     expired: PolicyExpired | None = None
     # Phase 1: policy checks, in order (fast, in memory).
+    offered = {tool.tool_name for tool in ctx.tools}
     for call in calls:
-        prepared = ctx.dispatch.prepare(call, **ids)
+        session_tool = call.tool_name in SESSION_TOOL_NAMES and call.tool_name in offered
+        prepared = _session_call(ctx, call) if session_tool else ctx.dispatch.prepare(call, **ids)
         ctx.emitter.emit(
             EventType.TOOL_REQUESTED,
             {
@@ -78,8 +85,13 @@ async def run_tool_calls(
             task_id=task.task_id,
             step_id=step_id,
         )
-        entry = _Checked(prepared)
+        entry = _Checked(prepared, session=session_tool)
         checked.append(entry)
+        if session_tool:
+            # No capability to check (contracts.checklist), but an expired bundle stops these too.
+            if ctx.enforcer.is_expired(now()):
+                expired = PolicyExpired(ctx.enforcer.bundle.expires_at)
+            continue
         if prepared.failure is not None:
             entry.result = prepared.failure
             continue
@@ -127,6 +139,8 @@ async def run_tool_calls(
         if entry.result is not None:
             _completed(ctx, entry.result, 0.0)
             return entry.result
+        if entry.session:
+            return _run_session_tool(ctx, task, step_id, call, now)
         if isinstance(entry.outcome, ApprovalRequired):
             assert entry.prepared.capability is not None  # no capability → failed in prepare
             try:
@@ -136,6 +150,7 @@ async def run_tool_calls(
                     grant_key=entry.prepared.target,
                     task_id=task.task_id,
                     step_id=step_id,
+                    saved_rules=task.saved_rules,
                 )
             finally:
                 approval_settled()
@@ -155,7 +170,12 @@ async def run_tool_calls(
         approved = entry.prepared.target if isinstance(entry.outcome, ApprovalRequired) else None
         vet = _redirect_vetter(ctx, task, step_id, approved=approved, now=now, lapsed=lapsed)
         result = await ctx.dispatch.execute(
-            entry.prepared, workspace_id=ctx.workspace_id, scope=scope, vet_redirect=vet, **ids
+            entry.prepared,
+            workspace_id=ctx.workspace_id,
+            scope=scope,
+            vet_redirect=vet,
+            read_scope=_read_scope(ctx, task, entry.prepared, now),
+            **ids,
         )
         _completed(ctx, result, _ms(started))
         return result
@@ -165,6 +185,31 @@ async def run_tool_calls(
     else:
         results = list(await asyncio.gather(*(one(entry) for entry in checked)))
     return StepResults(results, lapsed[0] if lapsed else None)
+
+
+def _session_call(ctx: LoopContext, call: ToolCall) -> PreparedCall:
+    facts = ToolCallFacts(
+        tool_name=call.tool_name,
+        arguments=MappingProxyType(dict(call.arguments)),
+        workspace_roots=ctx.dispatch.workspace_roots,
+    )
+    return PreparedCall(call=call, capability=None, facts=facts, target=None)
+
+
+def _run_session_tool(
+    ctx: LoopContext, task: TaskRecord, step_id: str, call: ToolCall, now: Callable[[], datetime]
+) -> ToolResult:
+    """A checklist call (seed 002): the new state kept, its events emitted between the call's
+    tool_requested and tool_completed."""
+    started = time.monotonic()
+    outcome = run_session_tool(
+        call, ctx.checklist, now=now(), session_id=ctx.session_id, task_id=task.task_id, step_id=step_id
+    )
+    ctx.checklist = outcome.checklist
+    for event, payload in outcome.events:
+        ctx.emitter.emit(event, payload, task_id=task.task_id, step_id=step_id)
+    _completed(ctx, outcome.result, _ms(started))
+    return outcome.result
 
 
 def _redirect_vetter(
@@ -215,6 +260,22 @@ def _redirect_vetter(
         return None
 
     return vet
+
+
+def _read_scope(
+    ctx: LoopContext, task: TaskRecord, prepared: PreparedCall, now: Callable[[], datetime]
+) -> PolicyReadScope | None:
+    """The policy's File.Read paths for the files a search call touches below its checked path."""
+    searched = prepared.facts.resolved_path
+    if prepared.capability is not Capability.FILE_READ or searched is None:
+        return None
+    return PolicyReadScope(
+        ctx.enforcer,
+        approval_mode=task.approval_mode,
+        now=now(),
+        workspace_roots=ctx.dispatch.workspace_roots,
+        searched=searched,
+    )
 
 
 async def _with_proposed_diff(

@@ -15,6 +15,7 @@ from agent_runtime.agent_host.routing.errors import PathRejected, RoutingError
 from agent_runtime.agent_host.routing.patches import PatchTracker
 from agent_runtime.agent_host.routing.paths import resolve_path
 from agent_runtime.agent_host.routing.protocol import ToolRouter
+from agent_runtime.agent_host.routing.read_scope import PolicyReadScope
 from agent_runtime.agent_host.routing.timeouts import DEFAULT_TIMEOUTS, ToolTimeouts
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "ArtifactUploader",
     "PatchTracker",
     "PathRejected",
+    "PolicyReadScope",
     "PreparedCall",
     "RedirectVetter",
     "RoutingError",

@@ -31,9 +31,11 @@ process that can rewrite the project's directories inside that window can still 
 from __future__ import annotations
 
 import asyncio
+import locale
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -48,14 +50,23 @@ from agent_runtime.agent_host.routing.artifacts import (
     upload_artifacts,
 )
 from agent_runtime.agent_host.routing.errors import PathRejected
-from agent_runtime.agent_host.routing.patches import PatchTracker
+from agent_runtime.agent_host.routing.patches import MAX_DIFF_BYTES, PatchTracker
 from agent_runtime.agent_host.routing.paths import resolve_path, resolve_root
 from agent_runtime.agent_host.routing.protocol import ToolRouter
 from agent_runtime.agent_host.routing.timeouts import DEFAULT_TIMEOUTS, ToolTimeouts
+from contracts.edits import EditRefused, apply_edit
 from contracts.enums import TOOL_CAPABILITIES, Capability, ToolName, ToolStatus
 from contracts.errors import ErrorCode
 from contracts.methods import PatchPreview
-from contracts.tools import ToolCall, ToolDefinition, ToolError, ToolRequest, ToolResult, ToolScope
+from contracts.tools import (
+    ReadScope,
+    ToolCall,
+    ToolDefinition,
+    ToolError,
+    ToolRequest,
+    ToolResult,
+    ToolScope,
+)
 
 __all__ = ["PreparedCall", "RedirectVetter", "ToolDispatch"]
 
@@ -63,6 +74,17 @@ logger = logging.getLogger(__name__)
 
 _FILE_TOOLS = frozenset({Capability.FILE_READ, Capability.FILE_WRITE, Capability.FILE_DELETE})
 _CHANGES_FILES = frozenset({Capability.FILE_WRITE, Capability.FILE_DELETE})
+#: Tools that show or read the files below the path they name: its ``path`` defaults to the project
+#: folder, and each file they touch passes the policy's File.Read paths (``read_scope``).
+_SEARCH_TOOLS = frozenset({ToolName.LIST_DIRECTORY.value, ToolName.GLOB.value, ToolName.GREP.value})
+#: Decoding chain after UTF-8 for EditFile's proposed diff: the tool runtime's on this OS.
+_LEGACY_ENCODINGS = (
+    ("mac_roman", "latin-1")
+    if sys.platform == "darwin"
+    else ("cp1252", "latin-1")
+    if sys.platform == "win32"
+    else (locale.getpreferredencoding(False), "latin-1")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,13 +170,17 @@ class ToolDispatch:
         file_size: int | None = None
         try:
             if capability in _FILE_TOOLS:
+                searches = call.tool_name in _SEARCH_TOOLS
+                if arguments.get("path") is None and searches and self._roots:
+                    arguments["path"] = self._roots[0]  # "search the project" needs no path
                 if "path" not in arguments:
                     raise PathRejected("arguments.path", "is required")
                 resolved_path = self._resolve(
                     arguments["path"], "arguments.path", final=capability is not Capability.FILE_DELETE
                 )
                 arguments["path"] = target = resolved_path
-                file_size = _size(resolved_path, follow=capability is not Capability.FILE_DELETE)
+                if not searches:  # a directory's size says nothing about the files below it
+                    file_size = _size(resolved_path, follow=capability is not Capability.FILE_DELETE)
             elif capability is Capability.SHELL_EXEC:
                 cwd = arguments.get("cwd")
                 if cwd is not None:
@@ -210,11 +236,14 @@ class ToolDispatch:
         step_id: str,
         scope: ToolScope | None,
         vet_redirect: RedirectVetter | None = None,
+        read_scope: ReadScope | None = None,
     ) -> ToolResult:
         """Run a prepared call the policy allowed. Never raises for tool faults; cancellation propagates.
 
         ``vet_redirect`` judges each redirect hop of an HttpRequest before it is followed (see the
-        module docstring); without it only the tool runtime's own guard applies to hops."""
+        module docstring); without it only the tool runtime's own guard applies to hops.
+        ``read_scope`` (``PolicyReadScope``) judges each file a ListDirectory, Glob or Grep shows or
+        reads below the path the policy checked."""
         if prepared.failure is not None:
             return prepared.failure
         call, capability = prepared.call, prepared.capability
@@ -241,9 +270,13 @@ class ToolDispatch:
         check_redirect = None
         if vet_redirect is not None and capability is Capability.NETWORK_HTTP:
             check_redirect = self._redirect_check(prepared, vet_redirect, deadline, refusals, ids)
+        # Passed only where it applies, so a router written before the search tools keeps working.
+        extra: dict[str, Any] = {}
+        if read_scope is not None and call.tool_name in _SEARCH_TOOLS:
+            extra["read_scope"] = read_scope
         try:
             async with deadline:
-                result = await self._router.execute(request, check_redirect=check_redirect)
+                result = await self._router.execute(request, check_redirect=check_redirect, **extra)
         except TimeoutError:
             if not deadline.expired():
                 return self._crashed(call, ids)
@@ -365,13 +398,15 @@ class ToolDispatch:
     # ------------------------------------------------------------------ patch preview, shutdown
 
     def proposed_diff(self, prepared: PreparedCall) -> str | None:
-        """The diff a WriteFile or DeleteFile would make to the disk now, for its approval request
-        (seed 000 §10.2: the user decides on facts); None for other calls. Reads the file."""
+        """The diff a WriteFile, EditFile or DeleteFile would make to the disk now, for its approval
+        request (seed 000 §10.2: the user decides on facts); None for other calls. Reads the file."""
         path = prepared.call.arguments.get("path")
         if prepared.capability not in _CHANGES_FILES or not isinstance(path, str):
             return None
         if prepared.capability is Capability.FILE_DELETE:
             return self._patches.proposed_diff(path, None)
+        if prepared.call.tool_name == ToolName.EDIT_FILE.value:
+            return self._proposed_edit(path, prepared.call.arguments)
         content = prepared.call.arguments.get("content")
         if not isinstance(content, str):
             return None
@@ -380,6 +415,31 @@ class ToolDispatch:
         except UnicodeEncodeError:
             return None  # the write itself will fail with a clear error, asked or not
         return self._patches.proposed_diff(path, data)
+
+    def _proposed_edit(self, path: str, arguments: Mapping[str, Any]) -> str | None:
+        """EditFile's change, made by the tool's own rule (``contracts.edits``) on the file as it is;
+        None when the edit would be refused anyway (the tool then says why, asked or not)."""
+        old, new = arguments.get("oldString"), arguments.get("newString")
+        replace_all = arguments.get("replaceAll", False)
+        if (
+            not isinstance(old, str)
+            or not old
+            or not isinstance(new, str)
+            or not isinstance(replace_all, bool)
+        ):
+            return None
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_DIFF_BYTES + 1)
+        except OSError:
+            return None
+        if len(data) > MAX_DIFF_BYTES:
+            return None
+        try:
+            edited = apply_edit(data, old, new, replace_all=replace_all, encodings=_LEGACY_ENCODINGS)
+        except (EditRefused, UnicodeError):
+            return None
+        return self._patches.proposed_diff(path, edited.data)
 
     def patch_preview(self, task_id: str | None = None) -> PatchPreview:
         """``GetPatchPreview``: the files this session changed (reads them; see ``patches``)."""

@@ -13,6 +13,9 @@ Contract for implementations:
   hop's absolute URL and method, and follows only on ``None``; a reason ends the call as a failed
   result and nothing is sent to that URL. The host passes its policy and approval check of the hop
   (seed 000 §8.2): the first URL and every hop pass the same rules.
+* ``execute`` is handed ``read_scope`` (only for ListDirectory, Glob and Grep) and shows or reads no
+  file below the path the policy checked that ``read_scope.allows`` refuses: every file a search
+  touches passes the policy's File.Read paths, as a ReadFile of it would.
 * Artifacts whose content lives in a file (``ToolArtifact.dataPath``) stay on disk until the host has
   uploaded them and calls ``release_artifacts``; ``aclose`` removes whatever is left.
 """
@@ -22,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from contracts.tools import ToolArtifact, ToolDefinition, ToolRequest, ToolResult
+from contracts.tools import ReadScope, ToolArtifact, ToolDefinition, ToolRequest, ToolResult
 from contracts.urls import RedirectCheck
 
 __all__ = ["RedirectCheck", "ToolRouter"]
@@ -31,7 +34,11 @@ __all__ = ["RedirectCheck", "ToolRouter"]
 @runtime_checkable
 class ToolRouter(Protocol):
     async def execute(
-        self, request: ToolRequest, *, check_redirect: RedirectCheck | None = None
+        self,
+        request: ToolRequest,
+        *,
+        check_redirect: RedirectCheck | None = None,
+        read_scope: ReadScope | None = None,
     ) -> ToolResult:
         """Run one tool call and describe how it ended."""
         ...

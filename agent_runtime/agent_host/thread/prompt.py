@@ -39,8 +39,17 @@ _TOOL_GUIDANCE: dict[str, str] = {
     ToolName.READ_FILE: "Use offset and limit to read large files in parts.",
     ToolName.WRITE_FILE: "Writes the whole file; keep unrelated content exactly as it was.",
     ToolName.DELETE_FILE: "Deletes one file; it cannot delete directories.",
+    ToolName.EDIT_FILE: "The way to change an existing file: ReadFile it, then replace an exact, unique"
+    " piece of its text. Use WriteFile only for new files or complete rewrites.",
+    ToolName.LIST_DIRECTORY: "Start here to see how a project is laid out.",
+    ToolName.GLOB: "Find files by name before reading them.",
+    ToolName.GREP: "Find where something is defined or used before reading whole files.",
     ToolName.HTTP_REQUEST: "Only http and https URLs; do not put credentials in URLs.",
 }
+
+_LOOKING_TOOLS = frozenset(
+    {ToolName.LIST_DIRECTORY.value, ToolName.GLOB.value, ToolName.GREP.value, ToolName.READ_FILE.value}
+)
 
 _SHELLS: dict[OsFamily, str] = {
     OsFamily.WINDOWS: "Commands run with cmd.exe (cmd /c): use Windows syntax and backslash paths.",
@@ -63,9 +72,11 @@ def build_system_prompt(
     os_family: OsFamily,
     tools: Sequence[ToolDefinition],
     now: datetime | date | None = None,
+    instructions: str = "",
 ) -> str:
     """The session's system prompt. ``now`` adds today's date (the day only, so the prompt stays the
-    same all day); leave it out for a prompt that never changes."""
+    same all day); leave it out for a prompt that never changes. ``instructions`` is the project
+    instructions block (read once per session), put last as it is."""
     lines = [_PERSONA, ""]
     lines.append("## Environment")
     lines.append(f"- Operating system: {os_family.value}.")
@@ -82,12 +93,22 @@ def build_system_prompt(
     lines += ["", "## Tools"]
     if not tools:
         lines.append("No tools are available in this session: answer from the conversation alone.")
+    offered = {tool.tool_name for tool in tools}
     for tool in sorted(tools, key=lambda definition: definition.tool_name):
         entry = f"- {tool.tool_name}: {_printable(tool.description)}"
         extra = _TOOL_GUIDANCE.get(tool.tool_name)
         if tool.tool_name == ToolName.RUN_COMMAND:
             extra = _SHELLS[os_family] + " Commands run non-interactively: never wait for input."
+            if offered & (_LOOKING_TOOLS - {ToolName.READ_FILE.value}):
+                # Each shell command may need the user's approval; these tools never run a program.
+                extra += (
+                    f" To look around or search files use {', '.join(sorted(offered & _LOOKING_TOOLS))}"
+                    " rather than ls, find, cat or grep; to change a file use the file tools, not sed"
+                    " or echo."
+                )
         if extra:
             entry += f" {extra}"
         lines.append(entry)
+    if instructions:
+        lines += ["", instructions.rstrip("\n")]
     return "\n".join(lines) + "\n"

@@ -23,9 +23,10 @@ from agent_runtime.tool_runtime.output.results import failed_result, succeeded_r
 from agent_runtime.tool_runtime.platform import Platform, current_platform
 from agent_runtime.tool_runtime.router.registry import ToolRegistry, builtin_tools
 from agent_runtime.tool_runtime.tools.base import DEFAULT_MAX_OUTPUT_BYTES, Arguments, Tool, ToolContext
+from agent_runtime.tool_runtime.tools.ledger import ReadLedger
 from agent_runtime.tool_runtime.tools.network.resolver import Resolver
 from contracts.errors import ErrorCode
-from contracts.tools import ToolArtifact, ToolDefinition, ToolRequest, ToolResult
+from contracts.tools import ReadScope, ToolArtifact, ToolDefinition, ToolRequest, ToolResult
 from contracts.urls import RedirectCheck
 from contracts.validation import invalid_request
 
@@ -75,6 +76,8 @@ class LocalToolRouter:
         )
         self._running: set[asyncio.Task[Any]] = set()
         self._closed = False
+        # The files this session has read, for EditFile: the router lives as long as the session.
+        self._reads = ReadLedger()
 
     @property
     def spool_directory(self) -> Path:
@@ -85,9 +88,14 @@ class LocalToolRouter:
         return self._registry.definitions()
 
     async def execute(
-        self, request: ToolRequest, *, check_redirect: RedirectCheck | None = None
+        self,
+        request: ToolRequest,
+        *,
+        check_redirect: RedirectCheck | None = None,
+        read_scope: ReadScope | None = None,
     ) -> ToolResult:
-        """Run one call; ``check_redirect`` is asked before HttpRequest follows each redirect."""
+        """Run one call; ``check_redirect`` is asked before HttpRequest follows each redirect;
+        ``read_scope`` filters what ListDirectory, Glob and Grep show or read."""
         tool = self._registry.get(request.tool_name)
         if tool is None:
             return failed_result(request, ErrorCode.TOOL_NOT_FOUND, f"Unknown tool: {request.tool_name}")
@@ -95,7 +103,7 @@ class LocalToolRouter:
             return failed_result(request, ErrorCode.TOOL_EXECUTION_FAILED, "The tool runtime has shut down")
         try:
             args = _validated(tool, request.arguments)
-            context = self._context(request, check_redirect)
+            context = self._context(request, check_redirect, read_scope)
         except ToolFailure as failure:
             return failed_result(request, failure.code, failure.message)
         task = asyncio.current_task()
@@ -118,7 +126,9 @@ class LocalToolRouter:
                 self._running.discard(task)
         return succeeded_result(request, output)
 
-    def _context(self, request: ToolRequest, check_redirect: RedirectCheck | None) -> ToolContext:
+    def _context(
+        self, request: ToolRequest, check_redirect: RedirectCheck | None, read_scope: ReadScope | None
+    ) -> ToolContext:
         scope = request.scope
         workspace_root = self._workspace_root
         max_file_size = self._max_file_size_bytes
@@ -139,6 +149,8 @@ class LocalToolRouter:
             max_output_bytes=max_output,
             spool=self._spool,
             check_redirect=check_redirect,
+            reads=self._reads,
+            read_scope=read_scope,
         )
 
     def release_artifacts(self, artifacts: Sequence[ToolArtifact]) -> None:

@@ -7,8 +7,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agent_runtime.tool_runtime.tools.base import Tool
-from agent_runtime.tool_runtime.tools.file import DeleteFile, ReadFile, WriteFile
+from agent_runtime.tool_runtime.tools.file import DeleteFile, EditFile, ReadFile, WriteFile
 from agent_runtime.tool_runtime.tools.network import HttpRequest, Resolver
+from agent_runtime.tool_runtime.tools.search import Glob, Grep, ListDirectory
 from agent_runtime.tool_runtime.tools.shell import RunCommand
 from contracts.tools import ToolDefinition
 
@@ -22,11 +23,16 @@ def builtin_tools(
     kill_grace_seconds: float = 5.0,
     environ: Mapping[str, str] | None = None,
 ) -> list[Tool[Any]]:
-    """ReadFile, WriteFile, DeleteFile, RunCommand, HttpRequest (seed 003 §4)."""
+    """ReadFile, WriteFile, DeleteFile, RunCommand, HttpRequest (seed 003 §4), then the tools that
+    spare the agent a shell command for everyday work: EditFile, ListDirectory, Glob, Grep."""
     return [
         ReadFile(),
         WriteFile(),
         DeleteFile(),
+        EditFile(),
+        ListDirectory(),
+        Glob(),
+        Grep(),
         RunCommand(kill_grace_seconds=kill_grace_seconds, environ=environ),
         HttpRequest(resolver=resolver, allow_loopback=allow_loopback_http),
     ]

@@ -16,9 +16,10 @@ from pydantic import ConfigDict
 from agent_runtime.tool_runtime.output.artifacts import Spool
 from agent_runtime.tool_runtime.output.results import ToolOutput
 from agent_runtime.tool_runtime.platform.base import Platform
+from agent_runtime.tool_runtime.tools.ledger import ReadLedger
 from contracts._base import WireModel
 from contracts.enums import Capability
-from contracts.tools import ToolDefinition
+from contracts.tools import ReadScope, ToolDefinition
 from contracts.urls import RedirectCheck
 
 __all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "Arguments", "Tool", "ToolContext"]
@@ -47,6 +48,11 @@ class ToolContext:
     spool: Spool
     check_redirect: RedirectCheck | None = None
     """The host's check of each redirect hop (HttpRequest); None: only the tool's own guard applies."""
+    reads: ReadLedger | None = None
+    """The files this session read (ReadFile) or wrote, as they were then; EditFile needs one."""
+    read_scope: ReadScope | None = None
+    """The policy's File.Read paths for each file ListDirectory, Glob and Grep show or read; None:
+    the path the call names was the only one checked (the tool runtime used on its own)."""
 
 
 class Tool(ABC, Generic[A]):

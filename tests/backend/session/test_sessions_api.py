@@ -47,11 +47,22 @@ async def test_the_default_policy_confines_files_to_the_project_and_asks_before_
     write = bundle.grant(Capability.FILE_WRITE)
     assert write is not None
     assert write.blocked_paths == [f"{PROJECT}/.git"]
-    for risky in (Capability.FILE_DELETE, Capability.SHELL_EXEC, Capability.NETWORK_HTTP):
-        grant = bundle.grant(risky)
-        assert grant is not None
-        assert grant.requires_approval
-        assert grant.approval_rule_id
+    delete = bundle.grant(Capability.FILE_DELETE)
+    assert delete is not None
+    assert delete.requires_approval
+    assert delete.approval_rule_id
+    # Web requests are left to the approval mode too (saved domain rules can answer them).
+    http = bundle.grant(Capability.NETWORK_HTTP)
+    assert http is not None
+    assert not http.requires_approval
+    assert http.approval_rule_id
+    # Ordinary commands are left to the approval mode (so saved rules can answer them); destructive
+    # programs are the policy's own approvals in every mode.
+    shell = bundle.grant(Capability.SHELL_EXEC)
+    assert shell is not None
+    assert not shell.requires_approval
+    assert shell.approval_rule_id
+    assert {"rm", "git push", "git reset"} <= set(shell.approval_commands or [])
     assert bundle.llm_policy.max_session_tokens > bundle.llm_policy.max_input_tokens
 
 

@@ -38,6 +38,8 @@ class DeleteFile(Tool[DeleteFileArguments]):
             args.path, field="arguments.path", workspace_root=context.workspace_root, resolve_final=False
         )
         await asyncio.to_thread(_delete, path)
+        if context.reads is not None:
+            context.reads.forget(path)
         return ToolOutput(text=f"Deleted {path}")
 
 

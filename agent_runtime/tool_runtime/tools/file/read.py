@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import os
 import stat
 import sys
@@ -23,10 +24,11 @@ from agent_runtime.tool_runtime.platform.encoding import (
 )
 from agent_runtime.tool_runtime.tools.base import Arguments, Tool, ToolContext
 from agent_runtime.tool_runtime.tools.file.common import decoder_for, os_failure
+from agent_runtime.tool_runtime.tools.ledger import fingerprint_fd
 from contracts.enums import Capability, ToolName
 from contracts.errors import ErrorCode
 
-__all__ = ["ReadFile", "ReadFileArguments"]
+__all__ = ["ReadFile", "ReadFileArguments", "open_regular_file"]
 
 _CHUNK = 64 * 1024
 # Files up to this size are read on the event loop: a hop to a worker thread costs more than the read.
@@ -63,14 +65,28 @@ class ReadFile(Tool[ReadFileArguments]):
         path = context.platform.normalize_path(
             args.path, field="arguments.path", workspace_root=context.workspace_root
         )
-        handle, size = _open_regular(path, context.max_file_size_bytes)
+        handle, info = open_regular_file(path, context.max_file_size_bytes)
+        size = info.st_size
         with handle:
             if size <= _INLINE_READ_BYTES:
-                return _read(handle, size, encoding, args, context)
-            return await asyncio.to_thread(_read, handle, size, encoding, args, context)
+                return _read_recorded(path, handle, size, encoding, args, context)
+            return await asyncio.to_thread(_read_recorded, path, handle, size, encoding, args, context)
 
 
-def _open_regular(path: str, max_size: int | None) -> tuple[BinaryIO, int]:
+def _read_recorded(
+    path: str, handle: BinaryIO, size: int, encoding: str, args: ReadFileArguments, context: ToolContext
+) -> ToolOutput:
+    """``_read``, then the file noted as read (as it is now) so that EditFile may change it."""
+    output = _read(handle, size, encoding, args, context)
+    if context.reads is not None:
+        with contextlib.suppress(OSError):
+            context.reads.record(path, fingerprint_fd(handle.fileno()))
+    return output
+
+
+def open_regular_file(path: str, max_size: int | None) -> tuple[BinaryIO, os.stat_result]:
+    """The file opened for reading (unbuffered) with its status; a directory, a device, a pipe or a file
+    over ``max_size`` is a ``ToolFailure`` saying which."""
     if sys.platform == "win32" and os.path.isdir(path):
         # Windows refuses to open a directory (EACCES); say what it is instead.
         raise ToolFailure(ErrorCode.INVALID_REQUEST, f"arguments.path is a directory, not a file: {path}")
@@ -95,7 +111,7 @@ def _open_regular(path: str, max_size: int | None) -> tuple[BinaryIO, int]:
                 ErrorCode.FILE_TOO_LARGE,
                 f"File is {info.st_size} bytes, over the {max_size}-byte limit: {path}",
             )
-        return os.fdopen(fd, "rb", buffering=0), info.st_size
+        return os.fdopen(fd, "rb", buffering=0), info
     except BaseException:
         os.close(fd)
         raise

@@ -16,10 +16,11 @@ from agent_runtime.tool_runtime.tools.base import Arguments, Tool, ToolContext
 from agent_runtime.tool_runtime.tools.file.atomic import write_atomically
 from agent_runtime.tool_runtime.tools.file.common import decode_with_fallback, os_failure
 from agent_runtime.tool_runtime.tools.file.diff import DIFF_INPUT_LIMIT, diff_label, unified_diff
+from agent_runtime.tool_runtime.tools.ledger import ReadLedger, fingerprint_of
 from contracts.enums import ArtifactType, Capability, ToolName
 from contracts.errors import ErrorCode
 
-__all__ = ["WriteFile", "WriteFileArguments"]
+__all__ = ["WriteFile", "WriteFileArguments", "remember_written"]
 
 
 class WriteFileArguments(Arguments):
@@ -58,6 +59,9 @@ class WriteFile(Tool[WriteFileArguments]):
         # Disk writes and the diff run off the event loop; if the call is cancelled meanwhile, the
         # write still completes or not at all (never half), the result is just not reported.
         before = await asyncio.to_thread(_write, path, data, args.create_directories)
+        if context.reads is not None:
+            # The agent knows what it just wrote: an EditFile of it needs no ReadFile first.
+            await asyncio.to_thread(remember_written, context.reads, path, data)
         label = diff_label(context.platform, path, context.workspace_root)
         text = f"Wrote {len(data)} bytes to {path}"
         if before is not None and before.size == len(data) and before.content == data:
@@ -130,3 +134,11 @@ def _previous(path: str) -> tuple[_Before | None, int | None]:
         # Past the diff limit only the size and the first bytes (binary or not) matter.
         content = handle.read(DIFF_INPUT_LIMIT + 1)
     return _Before(size=max(info.st_size, len(content)), content=content), stat.S_IMODE(info.st_mode)
+
+
+def remember_written(reads: ReadLedger, path: str, data: bytes) -> None:
+    """Note ``path`` as read with content ``data``, which the tool has just written to it."""
+    try:
+        reads.record(path, fingerprint_of(data, os.stat(path)))
+    except OSError:
+        reads.forget(path)

@@ -21,13 +21,17 @@ from tests.agent_runtime.tool_runtime.support import failed_with
 
 def test_only_tools_with_granted_capabilities_are_offered(dispatch: ToolDispatch) -> None:
     offered = dispatch.available_tools({Capability.FILE_READ, Capability.SHELL_EXEC, Capability.LLM_CALL})
-    assert [d.tool_name for d in offered] == ["ReadFile", "RunCommand"]
+    assert [d.tool_name for d in offered] == ["ReadFile", "ListDirectory", "Glob", "Grep", "RunCommand"]
     assert dispatch.available_tools(set()) == []
     everything = dispatch.available_tools(set(Capability))
     assert {d.tool_name for d in everything} == {
         "ReadFile",
         "WriteFile",
         "DeleteFile",
+        "EditFile",
+        "ListDirectory",
+        "Glob",
+        "Grep",
         "RunCommand",
         "HttpRequest",
     }

@@ -12,6 +12,7 @@ def test_the_public_surface_is_pinned() -> None:
         "ArtifactUploader",
         "PatchTracker",
         "PathRejected",
+        "PolicyReadScope",
         "PreparedCall",
         "RedirectVetter",
         "RoutingError",
