@@ -116,6 +116,10 @@ class Database:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._writer = threading.Lock()
+        # Writers pass through this turnstile before taking the write lock; the WAL restart holds it
+        # while it waits for the writer in progress, so a steady stream of writers (which would
+        # re-take the unfair write lock again and again) cannot starve the restart.
+        self._turnstile = threading.Lock()
         self._closed = threading.Event()
         path.parent.mkdir(parents=True, exist_ok=True)
         with self.connection() as connection:
@@ -172,8 +176,7 @@ class Database:
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, taken with the write lock up front; rolled back on any error."""
-        if not self._writer.acquire(timeout=30):
-            raise StorageError("the local database is busy")
+        self._take_writer()
         try:
             with self.connection() as connection:
                 connection.execute("BEGIN IMMEDIATE")
@@ -195,8 +198,7 @@ class Database:
         trip through the GIL while this process's write lock is held, which under load is what the
         other writers wait for.
         """
-        if not self._writer.acquire(timeout=30):
-            raise StorageError("the local database is busy")
+        self._take_writer()
         try:
             with self.connection() as connection:
                 cursor = connection.execute(sql, params)
@@ -204,6 +206,13 @@ class Database:
                 return cursor.rowcount, rows
         finally:
             self._writer.release()
+
+    def _take_writer(self) -> None:
+        if not self._turnstile.acquire(timeout=30):
+            raise StorageError("the local database is busy")
+        self._turnstile.release()
+        if not self._writer.acquire(timeout=30):
+            raise StorageError("the local database is busy")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self.connection() as connection:
@@ -264,12 +273,17 @@ class Database:
             connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
             if time.monotonic() - started < _SHORT_PASS:
                 break
-        if not self._writer.acquire(timeout=0.1):
+        if not self._turnstile.acquire(timeout=0.1):
             return
         try:
-            connection.execute("PRAGMA wal_checkpoint(RESTART)")
+            if not self._writer.acquire(timeout=0.1):
+                return
+            try:
+                connection.execute("PRAGMA wal_checkpoint(RESTART)")
+            finally:
+                self._writer.release()
         finally:
-            self._writer.release()
+            self._turnstile.release()
 
     def _sync_database_file(self) -> None:
         if self._file is not None:
