@@ -7,13 +7,16 @@ cannot be resumed (:func:`checkpoint_problem`).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
 from contracts._base import UtcDatetime, WireModel
 from contracts.approvals import ApprovalDecisionRecord
+from contracts.checklist import SessionChecklist
+from contracts.compaction import CompactionState
 from contracts.enums import ApprovalMode, CheckpointTaskStatus, SessionStatus
+from contracts.instructions import ProjectInstructions
 from contracts.messages import ConversationMessage
 from contracts.rest.sessions import ResumeSessionRequest
 from contracts.validation import invalid_request
@@ -59,6 +62,20 @@ class Checkpoint(WireModel):
     """Tasks started in the session so far."""
     session_started_at: UtcDatetime | None = None
     """When ``CreateSession`` made the session: ``durationMs`` counts from here."""
+    project_instructions: ProjectInstructions | None = None
+    """The instruction files read when the session was created: a resumed session's system prompt is
+    built from these, not from the files as they are now, so it stays byte for byte the same."""
+    compaction: CompactionState | None = None
+    """Summary blocks sent in place of the oldest turns, and how often the thread was compacted
+    (seed 000 §5.4, seed 002 transcript and loop state); absent before the first compaction."""
+    checklist: SessionChecklist | None = None
+    """The session checklist and its nudge state (seed 002); absent while there is none."""
+    prompt_cache: dict[str, Any] | None = None
+    """Seed 002's prompt-cache state (the runtime's ``PromptCacheState.to_wire()``): the stable prefix
+    last sent and why it last changed; absent before the first LLM call."""
+    usage: dict[str, Any] | None = None
+    """The session's tokens by kind (the runtime's ``UsageTotals.to_wire()``); absent before the first
+    LLM call."""
 
 
 def checkpoint_problem(checkpoint: Checkpoint) -> str | None:

@@ -15,11 +15,13 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 from pydantic_core.core_schema import ValidationInfo
 
 from contracts._base import UtcDatetime, WireModel
 from contracts.approvals import ApprovalRequest
+from contracts.checklist import TaskListEventPayload
+from contracts.compaction import ContextCompactedPayload
 from contracts.enums import (
     ApprovalDecision,
     ApprovalMode,
@@ -32,6 +34,7 @@ from contracts.enums import (
     ToolStatus,
 )
 from contracts.errors import ErrorShape
+from contracts.instructions import InstructionFile
 from contracts.validation import FieldProblem, describe, field_path
 
 
@@ -62,6 +65,11 @@ class EventType(StrEnum):
     CHECKPOINT_RECOVERY_FAILED = "checkpoint_recovery_failed"  # 000 §9.7 "notify the Desktop App"
     ARTIFACT_UPLOAD_FAILED = "artifact_upload_failed"  # 000 §11 "warn Desktop App"
     REDACTION_APPLIED = "redaction_applied"  # 000 §8.7
+    CONTEXT_COMPACTED = "context_compacted"  # 000 §5.4: the user sees where the thread was compacted
+    TASK_LIST_CREATED = "task_list_created"  # 002 "Session Checklist Primitive"
+    TASK_LIST_UPDATED = "task_list_updated"
+    TASK_LIST_VERIFICATION_NUDGED = "task_list_verification_nudged"
+    CONVERSATION_SNAPSHOT = "conversation_snapshot"  # 002: the session_runtime_v2 snapshot (local log only)
 
 
 class SessionCreatedPayload(WireModel):
@@ -70,6 +78,9 @@ class SessionCreatedPayload(WireModel):
 
 class SessionStartedPayload(WireModel):
     execution_environment: ExecutionEnvironment
+    instruction_files: list[InstructionFile] | None = None
+    """The project instruction files the session's system prompt includes (``AGENTS.md``…), in the
+    order they appear there; the runtime always sends the list, empty when it found none."""
 
 
 class SessionCompletedPayload(WireModel):
@@ -92,6 +103,9 @@ class SessionResumedPayload(WireModel):
 class TaskStartedPayload(WireModel):
     max_steps: int = Field(ge=1)
     approval_mode: ApprovalMode
+    prompt: str | None = None
+    """The task's prompt, so the event log alone can rebuild a readable conversation (seed 002 restore
+    step 5); absent from runtimes before it was sent."""
 
 
 class TaskEndedPayload(WireModel):
@@ -120,6 +134,13 @@ class TextChunkPayload(WireModel):
 class LlmRequestStartedPayload(WireModel):
     model: str = Field(min_length=1)
     estimated_input_tokens: int = Field(ge=0)
+    # Seed 002 (output budgets, prompt caching); absent from runtimes before they existed.
+    request_kind: str | None = None
+    """``agentic_main``, ``tool_followup`` or ``continuation``."""
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    """The output limit the request asks for."""
+    stable_prefix_hash: str | None = None
+    """SHA-256 of the request's stable prefix (provider family, model, system prompt, tools)."""
 
 
 class LlmRequestCompletedPayload(WireModel):
@@ -130,6 +151,12 @@ class LlmRequestCompletedPayload(WireModel):
     session_tokens_used: int | None = Field(default=None, ge=0)
     max_session_tokens: int | None = Field(default=None, ge=0)
     """The session's tokens after this call and its budget, for the desktop's token meter."""
+    cache_read_tokens: int | None = Field(default=None, ge=0)
+    """Input read from the provider's prompt cache; not part of ``inputTokens``."""
+    cache_write_tokens: int | None = Field(default=None, ge=0)
+    """Input written to the provider's prompt cache; not part of ``inputTokens``."""
+    truncation: str | None = None
+    """The answer hit its output limit: ``visible_partial_output`` or ``reasoning_exhausted``."""
 
 
 class ToolRequestedPayload(WireModel):
@@ -154,6 +181,8 @@ class ApprovalResolvedPayload(WireModel):
     decision: ApprovalDecision
     latency_ms: int = Field(ge=0)
     scope: ApprovalScope = ApprovalScope.ONCE
+    saved_rule: str | None = None
+    """The saved permission rule that answered, as it reads in Settings; the user was not asked."""
 
 
 class ApprovalTimeoutPayload(WireModel):
@@ -166,6 +195,19 @@ class PolicyExpiredPayload(WireModel):
 
 class CheckpointRecoveryFailedPayload(WireModel):
     reason: str = Field(min_length=1)
+
+
+class ConversationSnapshotPayload(WireModel):
+    """Seed 002: the session runtime's snapshot, written to the session's local event log only (never
+    sent to the desktop). The payload is a whole ``session_runtime_v2`` document
+    (:class:`contracts.session_runtime.SessionRuntimeSnapshot`, checked when a restore reads it) or,
+    from the legacy format, ``{"conversationHistory": [...messages]}``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_name: str | None = Field(default=None, alias="schema")
+    version: int | None = None
+    conversation_history: list[dict[str, Any]] | None = None
 
 
 class ArtifactUploadFailedPayload(WireModel):
@@ -206,6 +248,11 @@ PAYLOADS: Mapping[EventType, type[WireModel]] = MappingProxyType(
         EventType.CHECKPOINT_RECOVERY_FAILED: CheckpointRecoveryFailedPayload,
         EventType.ARTIFACT_UPLOAD_FAILED: ArtifactUploadFailedPayload,
         EventType.REDACTION_APPLIED: RedactionAppliedPayload,
+        EventType.CONTEXT_COMPACTED: ContextCompactedPayload,
+        EventType.TASK_LIST_CREATED: TaskListEventPayload,
+        EventType.TASK_LIST_UPDATED: TaskListEventPayload,
+        EventType.TASK_LIST_VERIFICATION_NUDGED: TaskListEventPayload,
+        EventType.CONVERSATION_SNAPSHOT: ConversationSnapshotPayload,
     }
 )
 

@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from contracts._base import UtcDatetime, WireModel
 from contracts.enums import Role, ToolStatus
+from contracts.projection import TaskProjection
 from contracts.tools import ToolCall
 
 
@@ -47,3 +48,5 @@ class SessionHistory(WireModel):
     snapshot_after_task_id: str = Field(min_length=1)
     snapshot_at: UtcDatetime
     messages: list[ConversationMessage]
+    projection: TaskProjection | None = None
+    """Seed 002 "Task Projection" at the time of the snapshot; absent from older runtimes."""

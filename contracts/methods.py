@@ -26,6 +26,8 @@ from contracts.enums import (
     TaskStatus,
 )
 from contracts.messages import SessionHistory
+from contracts.permissions import MAX_PERMISSION_RULES, PermissionRule
+from contracts.projection import TaskProjection
 
 SESSION_EVENT = "SessionEvent"
 """The one notification the runtime sends (seed 000 §3.1)."""
@@ -69,6 +71,8 @@ class TaskOptions(WireModel):
     max_steps: int = Field(default=40, ge=1, le=1000)
     allow_network: bool = True
     approval_mode: ApprovalMode = ApprovalMode.ON_RISKY_ACTIONS
+    permission_rules: list[PermissionRule] | None = Field(default=None, max_length=MAX_PERMISSION_RULES)
+    """The project's saved "Always allow" rules: they answer prompts of the approval mode only."""
 
 
 class StartTaskParams(WireModel):
@@ -125,6 +129,8 @@ class SessionState(WireModel):
     session_tokens_used: int | None = Field(default=None, ge=0)
     max_session_tokens: int | None = Field(default=None, ge=0)
     """The session's token budget (``llmPolicy.maxSessionTokens``) and what the session has used."""
+    projection: TaskProjection | None = None
+    """Seed 002 "Task Projection": the session runtime's loop figures; absent from older runtimes."""
 
 
 class GetPatchPreviewParams(WireModel):

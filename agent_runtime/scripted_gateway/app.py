@@ -27,6 +27,7 @@ from .dialects import (
     response_steps,
     stream_error_event,
 )
+from .prompt_cache import breakpoint_problem
 from .script import ErrorTurn, RawTurn, ResponseTurn
 from .state import GatewayState, RecordedRequest, redact
 
@@ -153,6 +154,11 @@ class GatewayApp:
             await _json(send, 422, error_body(dialect, 422, problem))
             return
         assert isinstance(body, dict)
+        too_many = breakpoint_problem(dialect, body)
+        if too_many is not None:
+            self.state.update(record, outcome="invalid")
+            await _json(send, 400, error_body(dialect, 400, too_many))
+            return
         picked = self.state.next_turn(dialect, body)
         if picked is None:
             self.state.update(record, outcome="script_exhausted")
@@ -324,7 +330,11 @@ class _Player:
         self._finish("completed")
 
     async def _response(self, turn: ResponseTurn, turn_index: int, body: dict[str, Any], size: int) -> None:
-        steps, end = response_steps(self._dialect, plan(self._dialect, turn, turn_index, body, size))
+        cache = self._app.state.prompt_cache.account(self._dialect, body)
+        self._app.state.update(
+            self._record, cache_read_tokens=cache.read_tokens, cache_write_tokens=cache.write_tokens
+        )
+        steps, end = response_steps(self._dialect, plan(self._dialect, turn, turn_index, body, size, cache))
         total = sum(1 for step in steps if step.chunk)
         await self._start(
             200,

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .prompt_cache import CacheUsage
 from .script import ResponseTurn, ScriptedToolCall
 
 __all__ = ["Dialect", "SseStep", "error_body", "response_steps", "stream_error_event"]
@@ -120,10 +121,18 @@ class Plan:
     output_tokens: int
     include_usage: bool
     stop: str
+    cache: CacheUsage = field(default_factory=CacheUsage)
+    """Prompt-cache reads and writes; Anthropic's ``input_tokens`` leaves them out, OpenAI's
+    ``prompt_tokens`` includes the reads."""
 
 
 def plan(
-    dialect: Dialect, turn: ResponseTurn, turn_index: int, request: dict[str, Any], request_size: int
+    dialect: Dialect,
+    turn: ResponseTurn,
+    turn_index: int,
+    request: dict[str, Any],
+    request_size: int,
+    cache: CacheUsage | None = None,
 ) -> Plan:
     requested = request.get("model")
     model = turn.model or (requested if isinstance(requested, str) and requested else "scripted")
@@ -133,14 +142,24 @@ def plan(
     options = request.get("stream_options")
     asked = isinstance(options, dict) and options.get("include_usage") is True
     include_usage = not turn.omit_usage and (dialect == "anthropic" or asked)
+    cache = cache or CacheUsage()
+    if usage:
+        # Scripted counts are exact: the cache model does not second-guess them.
+        cache = CacheUsage(usage.cache_read_tokens, usage.cache_write_tokens)
+        input_tokens = usage.input_tokens
+    elif dialect == "anthropic":
+        input_tokens = max(1, _estimate(request_size) - cache.read_tokens - cache.write_tokens)
+    else:
+        input_tokens = max(_estimate(request_size), cache.read_tokens)
     return Plan(
         turn=turn,
         turn_index=turn_index,
         model=model,
-        input_tokens=usage.input_tokens if usage else _estimate(request_size),
+        input_tokens=input_tokens,
         output_tokens=usage.output_tokens if usage else _estimate(len(turn.full_text()) + arguments),
         include_usage=include_usage,
         stop=turn.stop_reason or ("tool_use" if turn.tool_calls else "end_turn"),
+        cache=cache,
     )
 
 
@@ -160,7 +179,12 @@ def _call_id(dialect: Dialect, plan: Plan, index: int, call: ScriptedToolCall) -
 
 def _anthropic(plan: Plan) -> tuple[list[SseStep], list[SseStep]]:
     turn = plan.turn
-    usage_start = {"input_tokens": plan.input_tokens, "output_tokens": 1}
+    usage_start = {
+        "input_tokens": plan.input_tokens,
+        "cache_creation_input_tokens": plan.cache.write_tokens,
+        "cache_read_input_tokens": plan.cache.read_tokens,
+        "output_tokens": 1,
+    }
     message: dict[str, Any] = {
         "id": f"msg_scripted_{plan.turn_index}",
         "type": "message",
@@ -264,6 +288,7 @@ def _openai(plan: Plan) -> tuple[list[SseStep], list[SseStep]]:
             "prompt_tokens": plan.input_tokens,
             "completion_tokens": plan.output_tokens,
             "total_tokens": plan.input_tokens + plan.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": min(plan.cache.read_tokens, plan.input_tokens)},
         }
         end.append(SseStep(_event(None, {**base, "choices": [], "usage": usage})))
     end.append(SseStep(b"data: [DONE]\n\n"))

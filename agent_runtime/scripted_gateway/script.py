@@ -9,8 +9,9 @@ shorthand for it). Each request to a model endpoint plays the next turn. A turn 
     call's JSON arguments are streamed in ``argumentChunks`` fragments (``rawArguments`` sends this
     text verbatim instead, e.g. broken JSON); ``stopReason``: ``end_turn`` | ``stop_sequence`` |
     ``max_tokens`` | ``tool_use`` | ``content_filter`` (default ``tool_use`` when there are tool
-    calls, else ``end_turn``); ``usage``: ``{"inputTokens", "outputTokens"}`` (default: estimated
-    from the sizes) or ``"omitUsage": true``; ``model`` (default: the requested one);
+    calls, else ``end_turn``); ``usage``: ``{"inputTokens", "outputTokens", "cacheReadTokens"?,
+    "cacheWriteTokens"?}`` (default: estimated from the sizes, cache reads and writes from the
+    gateway's prompt-cache model) or ``"omitUsage": true``; ``model`` (default: the requested one);
     ``delayMs`` before the answer and ``chunkDelayMs`` between chunks, or ``chunksPerSecond``: chunks
     paced to that rate by a schedule (a burst when behind, a sleep when a millisecond ahead), so rates
     beyond one chunk a millisecond are steady too;
@@ -79,6 +80,8 @@ class _Model(BaseModel):
 class ScriptedUsage(_Model):
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=0)
+    cache_read_tokens: int = Field(default=0, ge=0)
+    cache_write_tokens: int = Field(default=0, ge=0)
 
 
 class ScriptedToolCall(_Model):

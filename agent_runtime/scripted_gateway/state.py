@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from .demo import demo_turn
 from .dialects import Dialect
+from .prompt_cache import PromptCacheModel
 from .script import ErrorTurn, RawTurn, ResponseTurn, Script, ScriptError, parse_turn
 
 __all__ = ["SECRET_HEADERS", "GatewayState", "Outcome", "RecordedRequest", "Responder"]
@@ -57,6 +58,9 @@ class RecordedRequest:
     turn_index: int | None = None
     outcome: Outcome = "pending"
     chunks_sent: int = 0
+    cache_read_tokens: int = 0
+    """Prompt-cache tokens the answer reported as read (:mod:`.prompt_cache`)."""
+    cache_write_tokens: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +74,8 @@ class RecordedRequest:
             "turnIndex": self.turn_index,
             "outcome": self.outcome,
             "chunksSent": self.chunks_sent,
+            "cacheReadTokens": self.cache_read_tokens,
+            "cacheWriteTokens": self.cache_write_tokens,
         }
 
 
@@ -92,6 +98,8 @@ class GatewayState:
     """Keep only the latest requests (a long-running demo gateway must not grow without bound)."""
     responder: Responder | None = None
     """Answers each request instead of a script (``script`` must then be ``None``)."""
+    prompt_cache: PromptCacheModel = field(default_factory=PromptCacheModel)
+    """The providers' prompt caches, modelled: which prefixes earlier requests left cached."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next: int = 0
     _played: int = 0

@@ -12,7 +12,18 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from contracts import approvals, checkpoint, events, jsonrpc, messages, methods, policy, release, tools
+from contracts import (
+    approvals,
+    checkpoint,
+    events,
+    jsonrpc,
+    messages,
+    methods,
+    policy,
+    release,
+    session_runtime,
+    tools,
+)
 from contracts.errors import ErrorShape
 from contracts.rest import approvals as rest_approvals
 from contracts.rest import observability, policies, sessions, workspaces
@@ -37,6 +48,7 @@ def models() -> dict[str, type[BaseModel]]:
         messages.ConversationMessage,
         messages.SessionHistory,
         checkpoint.Checkpoint,
+        session_runtime.SessionRuntimeSnapshot,
         approvals.ApprovalRequest,
         approvals.ApprovalDecisionRecord,
         policy.PolicyBundle,

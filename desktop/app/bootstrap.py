@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import qasync
 from platformdirs import user_data_dir, user_log_dir
@@ -53,6 +53,7 @@ from desktop.conversation.workbench import Workbench
 from desktop.launch.errors import LaunchError
 from desktop.launch.runtime import RUNTIME_EXECUTABLE_VARIABLE, runtime_command
 from desktop.settings.dialog import FirstRunDialog, SettingsDialog
+from desktop.settings.rules import ProjectRules
 from desktop.settings.store import AppSettings, SettingsError, SettingsStore
 from desktop.supervision.runtime import QtRuntimeLauncher
 from desktop.supervision.services import GatewayChoice, Services
@@ -308,11 +309,17 @@ class DesktopApp:
             settings = AppSettings()
         self._backend_url = settings.backend_url
 
+        project_rules = ProjectRules(store)
+
         def defaults() -> TaskDefaults:
             with contextlib.suppress(SettingsError):
                 saved = store.load()
-                return TaskDefaults(approval_mode=saved.approval_mode, max_steps=saved.max_steps)
-            return TaskDefaults()
+                return TaskDefaults(
+                    approval_mode=saved.approval_mode,
+                    max_steps=saved.max_steps,
+                    rules_for=project_rules.wire_for_project,
+                )
+            return TaskDefaults(rules_for=project_rules.wire_for_project)
 
         def choice() -> GatewayChoice:
             try:
@@ -355,7 +362,12 @@ class DesktopApp:
                     defaults=defaults,
                     journal=SessionJournal(journal_path()),
                 )
-                dialog = ApprovalDialog(approvals, window, session_label=lambda sid: _label(workbench, sid))
+                dialog = ApprovalDialog(
+                    approvals,
+                    window,
+                    session_label=lambda sid: _label(workbench, sid),
+                    save_rules=lambda sid, rules: _save_rules(workbench, project_rules, sid, rules),
+                )
                 dialog.decided.connect(workbench.approve)
                 window.attach(workbench, dialog)
                 self._workbench = workbench
@@ -455,6 +467,16 @@ def _drain(wake: socket.socket) -> None:
     with contextlib.suppress(OSError):
         while wake.recv(512):
             pass
+
+
+def _save_rules(workbench: Workbench, rules: ProjectRules, session_id: str, suggested: list[Any]) -> str:
+    """ "Always allow in this project" from the approval dialog: the rules saved for the conversation's
+    project folder, as they read. ``ValueError`` (a message for the user) when there is no project."""
+    session = workbench.session_by_id(session_id)
+    if session is None or session.folder is None:
+        raise ValueError("This conversation has no project folder to save the rule for.")
+    saved = rules.add_wire(session.folder, suggested)
+    return ", ".join(rule.describe() for rule in saved)
 
 
 def _label(workbench: Workbench, session_id: str) -> str:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.app.checklist_view import ChecklistView
 from desktop.app.composer import Composer
 from desktop.app.conversation_view import ConversationView
 from desktop.app.sidebar_view import SidebarView
@@ -39,7 +40,7 @@ from desktop.conversation.banners import Banner, BannerAction
 from desktop.conversation.controller import CallRunner, Problem
 from desktop.conversation.items import Item, Tone
 from desktop.conversation.session import ConversationSession, Phase
-from desktop.conversation.workbench import Workbench
+from desktop.conversation.workbench import Workbench, commands_for
 from desktop.updater.indicator import NoteKind, UpdateNote, progress_note, result_note
 from desktop.updater.outcome import UpdateProgress, UpdateResult
 
@@ -161,6 +162,7 @@ class MainWindow(QMainWindow):
         self.view.action_triggered.connect(self._notice_action)
         self.status = StatusStrip()
         self.composer = Composer()
+        self.composer.edit.command_source = lambda: commands_for(self._current())
         self.composer.edit.submitted.connect(self.send)
         self.composer.edit.typing_started.connect(self._typing)
         self.composer.stop_button.clicked.connect(self.stop)
@@ -170,7 +172,12 @@ class MainWindow(QMainWindow):
         column.setSpacing(0)
         column.addLayout(header)
         column.addWidget(self.banner)
-        column.addWidget(self.view, 1)
+        self.checklist = ChecklistView()
+        middle = QHBoxLayout()
+        middle.setContentsMargins(0, 0, 0, 0)
+        middle.addWidget(self.view, 1)
+        middle.addWidget(self.checklist)
+        column.addLayout(middle, 1)
         column.addWidget(self.status)
         column.addWidget(self.composer)
         splitter = QSplitter()
@@ -419,6 +426,7 @@ class MainWindow(QMainWindow):
         if session is not None:
             session.state.subscribe(self)
         self.view.show_state(session.state if session else None, session.folder if session else None)
+        self.checklist.show_state(session.state.checklist if session else None)
         if self.workbench is not None:
             self.sidebar.select(self.workbench.key_of(session) if session else None)
         self._refresh_view()

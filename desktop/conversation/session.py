@@ -125,6 +125,8 @@ class Identity:
 class TaskDefaults:
     approval_mode: str = "on_risky_actions"
     max_steps: int | None = None
+    rules_for: Callable[[str], list[dict[str, Any]]] | None = None
+    """The saved "Always allow" rules of a project folder, as StartTask sends them."""
 
 
 class Phase(StrEnum):
@@ -368,6 +370,10 @@ class ConversationSession:
         options: dict[str, Any] = {"approvalMode": defaults.approval_mode}
         if defaults.max_steps is not None:
             options["maxSteps"] = defaults.max_steps
+        if defaults.rules_for is not None and self.folder is not None:
+            rules = defaults.rules_for(self.folder)
+            if rules:
+                options["permissionRules"] = rules
         task_id = f"task_{uuid.uuid4().hex[:16]}"
         await connection.call(
             "StartTask",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from desktop.conversation.banners import Banner, BannerAction, pause_banner, task_failed_banner
+from desktop.conversation.checklist import ChecklistState
 from desktop.conversation.items import (
     AssistantMessage,
     Item,
@@ -129,10 +130,15 @@ class ConversationState:
         self.tokens_used: int | None = None
         self.token_limit: int | None = None
         self.banner: Banner | None = None
+        self.instruction_files: list[dict[str, Any]] = []
+        """The project instruction files (``AGENTS.md``…) the session's prompt includes, as
+        ``session_started`` listed them."""
         self.gateway_endpoint: str | None = None
         """The LLM gateway the conversation's runtime calls: banners about the gateway name it."""
         self.events_seen = 0
         """Events applied so far: a call's answer older than the last event must not undo it."""
+        self.checklist = ChecklistState()
+        """The session checklist the agent keeps (seed 002), drawn read-only beside the conversation."""
         self._next_key = 0
         self._observers: list[StateObserver] = []
         self._assistant: AssistantMessage | None = None
@@ -154,7 +160,7 @@ class ConversationState:
             "approval_requested": self._on_approval_requested,
             "approval_resolved": self._on_approval_resolved,
             "approval_timeout": self._on_approval_timeout,
-            "session_started": self._on_session_running,
+            "session_started": self._on_session_started,
             "session_resumed": self._on_session_running,
             "session_paused": self._on_session_paused,
             "session_completed": self._on_session_ended,
@@ -164,6 +170,10 @@ class ConversationState:
             "checkpoint_recovery_failed": self._on_recovery_failed,
             "artifact_upload_failed": self._on_upload_failed,
             "redaction_applied": self._on_redaction,
+            "context_compacted": self._on_compacted,
+            "task_list_created": self._on_checklist,
+            "task_list_updated": self._on_checklist,
+            "task_list_verification_nudged": self._on_checklist,
         }
 
     # ------------------------------------------------------------------ observing
@@ -274,6 +284,7 @@ class ConversationState:
 
     def load_history(self, messages: Iterable[Mapping[str, Any]]) -> None:
         """Replace the items with a stored conversation (``session_history`` messages, wire dicts)."""
+        messages = list(messages)  # read twice: the items, then the checklist
         self.items = []
         self._assistant = None
         self._tools_by_call = {}
@@ -306,6 +317,7 @@ class ConversationState:
                     answered.output = content
             elif role == "system" and content.strip():
                 self.items.append(Notice(self._key(), content, Tone.INFO))
+        self.checklist.load_history(messages)
         for observer in self._observers:
             observer.items_reset()
 
@@ -484,6 +496,19 @@ class ConversationState:
         if not waiting and self.task_status == "WAITING_FOR_APPROVAL":
             self._set_task("EXECUTING_TOOLS")
 
+    def _on_session_started(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self._on_session_running(event, payload)
+        files = payload.get("instructionFiles")
+        loaded = (
+            [f for f in files if isinstance(f, dict) and isinstance(f.get("path"), str)]
+            if isinstance(files, list)
+            else []
+        )
+        self.instruction_files = loaded
+        if loaded:
+            names = ", ".join(f["path"] + (" (cut to fit)" if f.get("truncated") else "") for f in loaded)
+            self.add_notice(f"Project instructions loaded: {names}")
+
     def _on_session_running(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         self.session_status = "SESSION_RUNNING"
         if self.banner is not None and self.banner.action is BannerAction.RESUME:
@@ -550,6 +575,25 @@ class ConversationState:
             f"{count} sensitive value{'s were' if count != 1 else ' was'} redacted from what was sent to"
             " the model."
         )
+
+    def _on_compacted(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        count = _int(payload.get("messages"), 1)
+        noun = f"{count} earlier message{'s' if count != 1 else ''}"
+        if payload.get("mode") == "summarized":
+            self.add_notice(
+                f"The conversation outgrew the model's context window: {noun} were summarised; the"
+                " model now sees the summary in their place."
+            )
+        else:
+            why = str(payload.get("reason") or "summarising was not possible")
+            self.add_notice(
+                f"The conversation outgrew the model's context window: {noun} are no longer sent to the"
+                f" model ({why}).",
+                Tone.WARNING,
+            )
+
+    def _on_checklist(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self.checklist.apply(str(event.get("eventType")), payload)
 
     # ------------------------------------------------------------------ helpers
 

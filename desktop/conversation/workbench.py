@@ -17,9 +17,11 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from desktop.conversation.banners import Banner, BannerAction
+from desktop.conversation.commands import CommandError, PromptCommand, expand_prompt, load_commands
 from desktop.conversation.controller import CallRunner, Control
 from desktop.conversation.errors import ConversationError
 from desktop.conversation.history_client import HistoryClient
@@ -35,7 +37,7 @@ from desktop.conversation.session import (
 from desktop.conversation.sidebar import ConversationSummary, Sidebar, build_sidebar, title_of
 from desktop.conversation.state import ConversationState
 
-__all__ = ["OPEN_PREFIX", "Workbench"]
+__all__ = ["OPEN_PREFIX", "Workbench", "commands_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -273,11 +275,24 @@ class Workbench:
         affects: Iterable[Control] = (),
         on_failed: Callable[[BaseException], None] | None = None,
     ) -> asyncio.Task[Any] | None:
+        """Send ``text`` in the current conversation (a new general chat if none is shown); a
+        ``/name args`` prompt command is sent expanded, an unknown one is refused with the list of
+        known ones (nothing is sent, and ``on_failed`` gives the text back)."""
         session = self.current
+        folder = session.folder if session is not None else None
+        try:
+            prompt = expand_prompt(text, Path(folder) if folder else None)
+        except CommandError as exc:
+            return self.runner.run(
+                "send the message",
+                _refuse(ConversationError(str(exc))),
+                on_failed=on_failed,
+                context=session,
+            )
         if session is None:
             session = self.new_conversation(None)
         task = self.runner.run(
-            "send the message", session.send(text), affects=affects, on_failed=on_failed, context=session
+            "send the message", session.send(prompt), affects=affects, on_failed=on_failed, context=session
         )
         # After the task's first step, which shows the prompt: a new conversation takes its title.
         asyncio.get_running_loop().call_soon(self._rebuild)
@@ -365,6 +380,16 @@ class Workbench:
         await asyncio.gather(*(session.close() for session in sessions), return_exceptions=True)
         with contextlib.suppress(Exception):
             await self._history.aclose()
+
+
+def commands_for(session: ConversationSession | None) -> list[PromptCommand]:
+    """The prompt commands usable in ``session`` (the user's, and its project's), sorted by name."""
+    folder = session.folder if session is not None else None
+    return list(load_commands(Path(folder) if folder else None).values())
+
+
+async def _refuse(error: ConversationError) -> None:
+    raise error
 
 
 def _title(state: ConversationState) -> str:

@@ -14,6 +14,8 @@ from tests.support.peers import REPO_ROOT
 TINY_RUNS = {
     "bench_ipc": ["--calls", "50", "--notifications", "500"],
     "bench_tools": ["--read-calls", "20", "--command-calls", "5", "--capture-mb", "4"],
+    # One copy of the standard library instead of the ≥ 20,000 files of the real run.
+    "bench_search_tools": ["--copies", "1", "--runs", "1", "--edit-calls", "5"],
     "bench_llm": ["--chunks", "300", "--runs", "1", "--calls", "2"],
     "bench_policy": ["--iterations", "200"],
     "bench_thread": ["--messages", "60", "--iterations", "20"],
@@ -30,6 +32,8 @@ TINY_RUNS = {
         "2048",
     ],
     "bench_checkpoint": ["--messages", "40", "--writes", "5", "--events", "200"],
+    # The real local backend and runtime processes, with the scripted gateway in this process.
+    "bench_session_runtime": ["--steps", "6", "--messages", "40", "--writes", "3", "--runs", "1"],
     "bench_routing": [
         *("--prepare-calls", "50", "--execute-calls", "20", "--write-calls", "5"),
         *("--preview-files", "3", "--preview-runs", "1"),

@@ -160,6 +160,26 @@ class EventEmitter:
         self._notify_queue.append(item)
         self._notify_wake.set()
 
+    def log_only(self, event_type: EventType, encoded_payload: bytes, *, task_id: str | None = None) -> None:
+        """Append one event to the local log only, its payload already JSON (``encoded_payload``, a
+        JSON object): the session runtime's ``conversation_snapshot`` (seed 002), which is as large as
+        the checkpoint it repeats and is never sent to the desktop. Kept in order with ``emit``."""
+        if self._closed or self._log is None:
+            return
+        try:
+            event = self._build(event_type, None, task_id, None)
+            self._start()
+        except Exception as exc:
+            self._report_invalid(event_type, exc)
+            return
+        event["payload"] = _Encoded(encoded_payload)
+        self._sequence += 1
+        self._log_queue.append((self._sequence, event))
+        self._log_wake.set()
+        # Through the desktop's queue too, so "delivered" keeps its order; it is skipped there.
+        self._notify_queue.append((self._sequence, event))
+        self._notify_wake.set()
+
     async def drain(self) -> None:
         """Return once every event emitted so far was delivered (or given up on) and logged."""
         target = self._sequence
@@ -278,7 +298,7 @@ class EventEmitter:
                 continue
             sequence, event = self._notify_queue.popleft()
             notify = self._notify
-            if notify is not None:
+            if notify is not None and not isinstance(event.get("payload"), _Encoded):
                 await self._deliver(notify, event)
             self._notify_done = sequence
             self._wake_waiters()
@@ -320,6 +340,15 @@ class EventEmitter:
         self._waiters = waiting
 
 
+class _Encoded(bytes):
+    """A payload that is JSON already (:meth:`EventEmitter.log_only`)."""
+
+
 def _log_line(event: dict[str, Any]) -> bytes:
+    payload = event.get("payload")
+    if isinstance(payload, _Encoded):
+        record = {key: value for key, value in event.items() if key != "payload"} | {"component": COMPONENT}
+        head = json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        return head[:-1] + b',"payload":' + bytes(payload) + b"}\n"
     record = {**event, "component": COMPONENT}
     return json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode() + b"\n"

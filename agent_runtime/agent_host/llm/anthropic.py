@@ -27,14 +27,24 @@ from .response import LlmUsage
 from .sse import SseEvent
 from .streaming import Outcome, ToolCallBuilder, json_object, protocol_error
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicStream", "build_body", "headers"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "MAX_CACHE_BREAKPOINTS",
+    "AnthropicStream",
+    "build_body",
+    "headers",
+    "render_system",
+    "render_tools",
+]
 
 ANTHROPIC_VERSION = "2023-06-01"
 DIALECT = "anthropic"
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
-_INPUT_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+MAX_CACHE_BREAKPOINTS = 4
+"""Anthropic refuses a request with more ``cache_control`` blocks than this (HTTP 400)."""
+EPHEMERAL = {"type": "ephemeral"}
 
 STOP_REASONS = {
     "end_turn": StopReason.END_TURN,
@@ -69,6 +79,19 @@ def safe_id(tool_call_id: str) -> str:
     return _ID_UNSAFE.sub("_", tool_call_id)
 
 
+def render_system(system: str) -> list[dict[str, Any]]:
+    """The system prompt as the stable system blocks it is sent as (without cache markers)."""
+    return [{"type": "text", "text": system}] if system.strip() else []
+
+
+def render_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
+    """The tool definitions as sent, in the order given (without cache markers)."""
+    return [
+        {"name": tool.tool_name, "description": tool.description, "input_schema": tool.input_schema}
+        for tool in tools
+    ]
+
+
 def build_body(
     *,
     model: str,
@@ -77,26 +100,42 @@ def build_body(
     turns: Sequence[Turn],
     tools: Sequence[ToolDefinition],
     host: str = "",
+    cache_key: str | None = None,
 ) -> dict[str, Any]:
-    """The request body; the same for every host (``host`` is taken for the dialects' one signature)."""
+    """The request body; the same for every host (``host`` and ``cache_key`` are taken for the
+    dialects' one signature: Anthropic caches by breakpoints, not by key).
+
+    Prompt caching: Anthropic reads a request as tools → system → messages and caches the prefix up
+    to each block marked ``cache_control``. Three breakpoints, within the API's four: the last tool
+    definition (the tools alone, which outlive a changed system prompt), the last system block (the
+    whole stable prefix) and the last block of the conversation's latest settled turn — the newest
+    user turn, which the next request repeats unchanged; a trailing assistant turn is a prefill the
+    model is still writing, so it is not settled.
+    """
     messages: list[dict[str, Any]] = []
+    settled: dict[str, Any] | None = None
     for index, turn in enumerate(turns):
         if isinstance(turn, UserTurn):
             messages.append({"role": "user", "content": _user_content(turn)})
+            settled = messages[-1]
         else:
             final = index == len(turns) - 1
             content = _assistant_content(turn, final)
             if content:
                 messages.append({"role": "assistant", "content": content})
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True}
-    if system.strip():
-        body["system"] = system
+    system_blocks = render_system(system)
+    if system_blocks:
+        body["system"] = system_blocks
     body["messages"] = messages
-    if tools:
-        body["tools"] = [
-            {"name": tool.tool_name, "description": tool.description, "input_schema": tool.input_schema}
-            for tool in tools
-        ]
+    tool_blocks = render_tools(tools)
+    if tool_blocks:
+        body["tools"] = tool_blocks
+    marks = [blocks[-1] for blocks in (tool_blocks, system_blocks) if blocks]
+    if settled is not None and settled["content"]:
+        marks.append(settled["content"][-1])
+    for block in marks[:MAX_CACHE_BREAKPOINTS]:
+        block["cache_control"] = dict(EPHEMERAL)
     return body
 
 
@@ -151,6 +190,8 @@ class AnthropicStream:
     _model: str | None = None
     _message_id: str | None = None
     _input_tokens: int = 0
+    _cache_read_tokens: int = 0
+    _cache_write_tokens: int = 0
     _output_tokens: int = 0
     _usage_reported: bool = False
     _stop_reason: str | None = None
@@ -259,12 +300,17 @@ class AnthropicStream:
             self._take_usage(usage)
 
     def _take_usage(self, usage: dict[str, Any]) -> None:
-        # Cache reads and writes are input the model processed; the session budget counts them too.
-        parts = [usage.get(key) for key in _INPUT_USAGE_KEYS]
-        counts = [value for value in parts if isinstance(value, int) and value >= 0]
-        if counts:
-            self._input_tokens = sum(counts)
-            self._usage_reported = True
+        # The kinds stay apart (uncached input, cache reads, cache writes); a later event's count of a
+        # kind replaces the earlier one, as message_delta's usage is cumulative.
+        for key, slot in (
+            ("input_tokens", "_input_tokens"),
+            ("cache_read_input_tokens", "_cache_read_tokens"),
+            ("cache_creation_input_tokens", "_cache_write_tokens"),
+        ):
+            value = usage.get(key)
+            if isinstance(value, int) and value >= 0:
+                setattr(self, slot, value)
+                self._usage_reported = True
         output = usage.get("output_tokens")
         if isinstance(output, int) and output >= 0:
             self._output_tokens = output
@@ -283,7 +329,13 @@ class AnthropicStream:
             tool_calls=calls,
             stop_reason=STOP_REASONS.get(self._stop_reason or "", default),
             raw_stop_reason=self._stop_reason,
-            usage=LlmUsage(self._input_tokens, self._output_tokens, self._usage_reported),
+            usage=LlmUsage(
+                self._input_tokens,
+                self._output_tokens,
+                self._usage_reported,
+                cache_read_tokens=self._cache_read_tokens,
+                cache_write_tokens=self._cache_write_tokens,
+            ),
             model=self._model,
             message_id=self._message_id,
         )

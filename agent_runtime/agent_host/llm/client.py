@@ -61,6 +61,7 @@ from .errors import (
     LlmUnreachable,
 )
 from .gateway_errors import MAX_ERROR_BODY_BYTES, error_for_status
+from .prompt_cache import ProviderFamily, StablePrefix, cache_mode, provider_family
 from .response import DiscardCallback, LlmResponse, RetryCallback, TextCallback
 from .sse import MAX_EVENT_CHARS, SseDecoder
 from .streaming import Outcome, StreamParser
@@ -73,6 +74,8 @@ USER_AGENT = "cowork-agent-runtime"
 
 _BUILDERS = {"anthropic": anthropic.build_body, "openai": openai.build_body}
 _HEADERS = {"anthropic": anthropic.headers, "openai": openai.headers}
+_RENDER_SYSTEM = {"anthropic": anthropic.render_system, "openai": openai.render_system}
+_RENDER_TOOLS = {"anthropic": anthropic.render_tools, "openai": openai.render_tools}
 
 
 @dataclass(slots=True)
@@ -126,15 +129,8 @@ class LlmClient:
     def url(self) -> str:
         return self._url
 
-    def build_body(
-        self,
-        *,
-        policy: LlmPolicy,
-        system_prompt: str,
-        messages: Sequence[ConversationMessage],
-        tools: Sequence[ToolDefinition],
-    ) -> dict[str, Any]:
-        """The JSON body this client sends for these inputs (seed 000 §6.2)."""
+    def model_for(self, policy: LlmPolicy) -> str:
+        """The model a call under ``policy`` asks for (seed 000 §6.2); :class:`LlmConfigError` if none."""
         model = policy.choose_model(self._config.model)
         if model is None or not model.strip():
             if self._config.model:
@@ -146,19 +142,60 @@ class LlmClient:
                 f"No model to call: the policy allows any model, so set {MODEL_VARIABLE}",
                 details={"variable": MODEL_VARIABLE},
             )
+        return model.strip()
+
+    def provider_family(self, model: str) -> ProviderFamily:
+        """Seed 002's provider family of this gateway and ``model``."""
+        return provider_family(self._config.dialect, self._host, model)
+
+    def transport_token_field(self, model: str) -> str:
+        """The body field that carries the output limit for ``model`` at this gateway."""
+        if self._config.dialect == "anthropic":
+            return "max_tokens"
+        return openai.max_tokens_field(model, self._host)
+
+    def stable_prefix(
+        self, *, policy: LlmPolicy, system_prompt: str, tools: Sequence[ToolDefinition]
+    ) -> StablePrefix:
+        """The stable prefix (system prompt and tool definitions, as this dialect sends them) of the
+        calls this client makes with these inputs (:mod:`.prompt_cache`)."""
+        model = self.model_for(policy)
+        dialect = self._config.dialect
+        return StablePrefix.of(
+            provider_family=self.provider_family(model),
+            mode=cache_mode(dialect, self._host),
+            model=model,
+            system_blocks=[system_prompt] if system_prompt.strip() else [],
+            rendered_system=_RENDER_SYSTEM[dialect](system_prompt),
+            rendered_tools=_RENDER_TOOLS[dialect](tools),
+        )
+
+    def build_body(
+        self,
+        *,
+        policy: LlmPolicy,
+        system_prompt: str,
+        messages: Sequence[ConversationMessage],
+        tools: Sequence[ToolDefinition],
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The JSON body this client sends for these inputs (seed 000 §6.2). ``max_tokens``: the output
+        limit, by default the policy's ``maxOutputTokens``."""
+        model = self.model_for(policy)
         if self._config.model and model != self._config.model:
             logger.warning("the policy does not allow model %s; calling %s", self._config.model, model)
-        model = model.strip()
         turns = build_turns(messages)
         if not turns:
             raise LlmRejected("The conversation has no message to send to the model")
+        prefix = self.stable_prefix(policy=policy, system_prompt=system_prompt, tools=tools)
         return _BUILDERS[self._config.dialect](
             model=model,
-            max_tokens=policy.max_output_tokens,
+            max_tokens=policy.max_output_tokens if max_tokens is None else max_tokens,
             system=system_prompt,
             turns=turns,
             tools=tools,
             host=self._host,
+            cache_key=prefix.cache_key,
         )
 
     async def stream(
@@ -172,6 +209,7 @@ class LlmClient:
         on_discard: DiscardCallback | None = None,
         on_retry: RetryCallback | None = None,
         before_retry: Callable[[], Awaitable[None] | None] | None = None,
+        max_tokens: int | None = None,
     ) -> LlmResponse:
         """One LLM call with retries; see the module docstring for every outcome.
 
@@ -180,7 +218,9 @@ class LlmClient:
         exception raised by a callback is the caller's own: it propagates as is, after the stream is
         closed, and ends the call without a retry.
         """
-        body = self.build_body(policy=policy, system_prompt=system_prompt, messages=messages, tools=tools)
+        body = self.build_body(
+            policy=policy, system_prompt=system_prompt, messages=messages, tools=tools, max_tokens=max_tokens
+        )
         content = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
         started = time.monotonic()
         attempts = 0

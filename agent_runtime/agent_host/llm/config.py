@@ -26,6 +26,7 @@ from typing import Literal, get_args
 import httpx
 
 from .errors import LlmConfigError
+from .output_budget import OutputBudgetSettings
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
@@ -55,6 +56,8 @@ class GatewayConfig:
     dialect: Dialect = "anthropic"
     model: str | None = None
     """The model the user configured; used when the policy allows it (``LlmPolicy.choose_model``)."""
+    output: OutputBudgetSettings = field(default_factory=OutputBudgetSettings)
+    """How output limits are chosen (``COWORK_LLM_OUTPUT_POLICY`` and friends, :mod:`.output_budget`)."""
 
     def __post_init__(self) -> None:
         if self.dialect not in DIALECTS:
@@ -71,7 +74,7 @@ class GatewayConfig:
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> GatewayConfig:
         """Read ``LLM_GATEWAY_ENDPOINT``, ``LLM_GATEWAY_AUTH_TOKEN``, ``LLM_GATEWAY_API`` and
-        ``LLM_GATEWAY_MODEL``.
+        ``LLM_GATEWAY_MODEL``, and the output-budget controls (``COWORK_LLM_OUTPUT_POLICY``, …).
 
         An empty token means "no token" (Ollama needs none); ``LLM_GATEWAY_API`` defaults to
         ``anthropic`` and is case-insensitive; an empty model means "the policy's first model".
@@ -90,7 +93,8 @@ class GatewayConfig:
                 details={"variable": DIALECT_VARIABLE},
             )
         model = environ.get(MODEL_VARIABLE, "").strip() or None
-        return cls(endpoint=endpoint, token=token, dialect=dialect, model=model)
+        output = OutputBudgetSettings.from_env(environ)
+        return cls(endpoint=endpoint, token=token, dialect=dialect, model=model, output=output)
 
     @property
     def url(self) -> str:

@@ -28,7 +28,15 @@ from .response import LlmUsage
 from .sse import SseEvent
 from .streaming import Outcome, ToolCallBuilder, json_object, protocol_error
 
-__all__ = ["OpenAiStream", "build_body", "headers", "max_tokens_field"]
+__all__ = [
+    "OpenAiStream",
+    "build_body",
+    "headers",
+    "max_tokens_field",
+    "render_system",
+    "render_tools",
+    "takes_prompt_cache_key",
+]
 
 DIALECT = "openai"
 
@@ -71,6 +79,35 @@ def max_tokens_field(model: str, host: str) -> str:
     return "max_completion_tokens" if _REASONING_MODEL.match(name) else "max_tokens"
 
 
+def takes_prompt_cache_key(host: str) -> bool:
+    """Only OpenAI's own API is sent ``prompt_cache_key``. It caches long prefixes by itself and uses
+    the key to route requests that share one to the same cache. Compatible servers differ on unknown
+    fields — some ignore them, some (strict proxies, older vLLM with ``extra="forbid"`` models) refuse
+    the request — so elsewhere the prefix is simply kept byte for byte the same."""
+    host = host.lower().rstrip(".")
+    return host == "api.openai.com"
+
+
+def render_system(system: str) -> list[dict[str, Any]]:
+    """The system prompt as the message(s) that open the conversation."""
+    return [{"role": "system", "content": system}] if system.strip() else []
+
+
+def render_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
+    """The tool definitions as sent, in the order given."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.tool_name,
+                "description": tool.description,
+                "parameters": tool.input_schema,
+            },
+        }
+        for tool in tools
+    ]
+
+
 def build_body(
     *,
     model: str,
@@ -79,11 +116,11 @@ def build_body(
     turns: Sequence[Turn],
     tools: Sequence[ToolDefinition],
     host: str = "",
+    cache_key: str | None = None,
 ) -> dict[str, Any]:
-    """The request body; ``host`` is the gateway's, which decides the output limit's field name."""
-    messages: list[dict[str, Any]] = []
-    if system.strip():
-        messages.append({"role": "system", "content": system})
+    """The request body; ``host`` is the gateway's, which decides the output limit's field name and
+    whether ``cache_key`` is sent as ``prompt_cache_key``."""
+    messages: list[dict[str, Any]] = render_system(system)
     for turn in turns:
         if isinstance(turn, UserTurn):
             for result in turn.results:
@@ -117,17 +154,9 @@ def build_body(
         "messages": messages,
     }
     if tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool.tool_name,
-                    "description": tool.description,
-                    "parameters": tool.input_schema,
-                },
-            }
-            for tool in tools
-        ]
+        body["tools"] = render_tools(tools)
+    if cache_key and takes_prompt_cache_key(host):
+        body["prompt_cache_key"] = cache_key
     return body
 
 
@@ -227,7 +256,11 @@ class OpenAiStream:
     def _take_usage(self, usage: dict[str, Any]) -> None:
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
         if isinstance(prompt, int) and isinstance(completion, int) and prompt >= 0 and completion >= 0:
-            self._usage = LlmUsage(prompt, completion, True)
+            # prompt_tokens includes the cached ones (prompt_tokens_details.cached_tokens): kept apart.
+            details = usage.get("prompt_tokens_details")
+            cached = details.get("cached_tokens") if isinstance(details, dict) else None
+            cached = min(cached, prompt) if isinstance(cached, int) and cached > 0 else 0
+            self._usage = LlmUsage(prompt - cached, completion, True, cache_read_tokens=cached)
 
     def outcome(self) -> Outcome:
         if self._finish_reason == "content_filter":

@@ -26,11 +26,25 @@ seconds because of ``reason`` (a sentence for the user, e.g. "the LLM gateway is
 @dataclass(frozen=True, slots=True)
 class LlmUsage:
     """Tokens the gateway counted. ``reported`` is False when it sent none (OpenAI-compatible servers
-    may omit usage); the counts are then 0 and the host falls back to its own estimate."""
+    may omit usage); the counts are then 0 and the host falls back to its own estimate.
+
+    The kinds are separate, as the prompt-cache bookkeeping needs them: ``input_tokens`` is the input
+    read without the cache (Anthropic's ``input_tokens``; OpenAI's ``prompt_tokens`` minus its
+    ``cached_tokens``), ``cache_read_tokens`` what the provider read from its prompt cache and
+    ``cache_write_tokens`` what it wrote to it (Anthropic only). All three are input the model
+    processed: :attr:`prompt_tokens` is their sum.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     reported: bool = False
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every input token of the call, cached or not (what the session's token budget counts)."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,20 +19,31 @@ import logging
 import uuid
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
+from agent_runtime.agent_host.checklist import NEXT_TURN_REMINDER
 from agent_runtime.agent_host.llm import (
     LlmError,
     LlmGuardrailBlocked,
     LlmResponse,
     LlmRetriesExhausted,
+    LlmUsage,
 )
+from agent_runtime.agent_host.llm.output_budget import (
+    BudgetDecision,
+    classify_truncation,
+    log_decision,
+    request_kind,
+    resolve_budget,
+)
+from agent_runtime.agent_host.llm.prompt_cache import log_invalidation
 from agent_runtime.agent_host.policy import Denied, PolicyExpired
-from agent_runtime.agent_host.thread import ContextWindowExceeded, utc_now
-from contracts.checkpoint import Checkpoint, CheckpointTask
+from agent_runtime.agent_host.session_runtime.persist import save_snapshot
+from agent_runtime.agent_host.thread import ContextSelection, ContextWindowExceeded, utc_now
 from contracts.enums import (
     ArtifactType,
     CheckpointTaskStatus,
+    Role,
     SessionStatus,
     StopReason,
     TaskStatus,
@@ -40,11 +51,15 @@ from contracts.enums import (
 )
 from contracts.errors import CoworkError, ErrorCode, ErrorShape
 from contracts.events import EventType
+from contracts.messages import ConversationMessage
+from contracts.policy import LlmPolicy
 from contracts.rest.workspaces import ArtifactUploadRequest
+from contracts.session_runtime import SessionRuntimeSnapshot
 from contracts.tools import ToolCall
 
+from .compaction import prepare_context
 from .context import LoopContext
-from .runaway import RunawayGuard
+from .runaway import NO_PROGRESS_LIMIT, NO_PROGRESS_WARNING, NoProgressWatch, RunawayGuard, loop_fingerprint
 from .task import TaskEnd, TaskOutcome, TaskRecord
 from .tool_calls import run_tool_calls
 
@@ -66,37 +81,10 @@ def new_step_id() -> str:
     return f"step_{uuid.uuid4().hex[:16]}"
 
 
-def build_checkpoint(ctx: LoopContext, task: TaskRecord | None, now: datetime) -> Checkpoint:
-    """The §9.2 checkpoint of the session as it stands."""
-    return Checkpoint(
-        checkpoint_version="1.0",
-        session_id=ctx.session_id,
-        workspace_id=ctx.workspace_id,
-        tenant_id=ctx.tenant_id,
-        user_id=ctx.user_id,
-        session_status=ctx.machine.session,
-        task=None
-        if task is None
-        else CheckpointTask(
-            task_id=task.task_id,
-            prompt=task.prompt,
-            status=task.status,
-            step_count=task.step_count,
-            max_steps=task.max_steps,
-            approval_mode=task.approval_mode,
-            allow_network=task.allow_network,
-            step_limit_warned=task.warned_step_limit,
-        ),
-        step_cursor=task.step_cursor if task else None,
-        thread=ctx.thread.to_checkpoint_thread(),
-        session_tokens_used=ctx.thread.session_tokens_used,
-        policy_bundle_version=ctx.enforcer.bundle.version,
-        checkpointed_at=now,
-        approval_decisions=ctx.approvals.records,
-        workspace_paths=list(ctx.workspace_paths),
-        task_count=ctx.task_count,
-        session_started_at=ctx.started_at,
-    )
+def build_checkpoint(ctx: LoopContext, now: datetime) -> SessionRuntimeSnapshot:
+    """The checkpoint of the session as it stands: the session runtime's ``session_runtime_v2``
+    snapshot (seed 002; it replaces seed 000 §9.2's ``checkpointVersion: "1.0"`` document)."""
+    return ctx.runtime.snapshot(now=now, policy_bundle_version=ctx.enforcer.bundle.version)
 
 
 class AgentLoop:
@@ -114,7 +102,8 @@ class AgentLoop:
         self._step_ids = step_ids
         self._cancel_requested = False
         self._llm_call: asyncio.Task[LlmResponse] | None = None
-        self._guard = RunawayGuard()
+        self._guard = RunawayGuard(ctx.runtime.tooling.failures)
+        self._progress = NoProgressWatch(ctx.runtime.loop)
 
     @property
     def cancel_requested(self) -> bool:
@@ -134,7 +123,8 @@ class AgentLoop:
         """Run ``task`` from where it stands (step ``task.step_count``) until it ends or pauses."""
         ctx = self._ctx
         self._cancel_requested = False
-        self._guard.reset()
+        # The runaway guard and the no-progress watch keep their state in the session runtime (it is
+        # checkpointed): a task resumed after a crash or a pause goes on counting where it stopped.
         while True:
             if self._cancel_requested:
                 return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
@@ -148,6 +138,7 @@ class AgentLoop:
             if isinstance(answer, TaskOutcome):
                 return answer
             ctx.machine.to_task(TaskStatus.PROCESSING_RESPONSE)
+            ctx.runtime.record_turn()
             calls = self._unique_ids(answer.tool_calls)
             ctx.thread.add_assistant_message(
                 answer.text, task_id=task.task_id, step_id=step_id, tool_calls=calls
@@ -159,6 +150,7 @@ class AgentLoop:
                     # Truncated, not finished (§4.4): ask again; the step counts towards maxSteps so a
                     # model that never stops cannot loop forever.
                     ctx.machine.to_task(TaskStatus.TASK_RUNNING)
+                    ctx.runtime.loop.continuations += 1
                     self._checkpoint(task)
                     self._emit(
                         EventType.STEP_COMPLETED, task, step_id, stepId=step_id, stepCount=task.step_count
@@ -176,6 +168,10 @@ class AgentLoop:
             step = await run_tool_calls(ctx, task, step_id, calls, now=self._clock)
             for result in step.results:
                 ctx.thread.add_tool_result(result)
+            ctx.runtime.record_tool_results(calls, step.results)
+            streak = self._progress.observe(loop_fingerprint(calls, step.results))
+            if streak == NO_PROGRESS_WARNING:
+                ctx.thread.add_system_note(self._progress.warning(), task_id=task.task_id, step_id=step_id)
             self._complete_step(task, step_id)
             ctx.machine.to_task(TaskStatus.TASK_RUNNING)
             self._checkpoint(task)
@@ -186,18 +182,125 @@ class AgentLoop:
             if runaway is not None:
                 error = ErrorShape(code=ErrorCode.TOOL_EXECUTION_FAILED, message=runaway)
                 return await self._finish(task, TaskEnd.FAILED, "repeated_tool_call", error)
+            if streak >= NO_PROGRESS_LIMIT:
+                error = ErrorShape(code=ErrorCode.TOOL_EXECUTION_FAILED, message=self._progress.stopped())
+                return await self._finish(task, TaskEnd.FAILED, "no_progress", error)
             self._warn_step_limit(task)
 
     async def _call_llm(self, task: TaskRecord, step_id: str) -> LlmResponse | TaskOutcome:
         ctx = self._ctx
         policy = ctx.enforcer.bundle.llm_policy
         try:
-            selection = ctx.thread.select_context(
-                policy.max_input_tokens, system_tokens=ctx.system_tokens, tools_tokens=ctx.tools_tokens
-            )
+            selection = await self._select_context(task, step_id)
         except ContextWindowExceeded as exc:
             return await self._finish(task, TaskEnd.FAILED, "context_window_exceeded", exc.shape)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._cancel_requested and (current is None or not current.cancelling()):
+                return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
+            raise
         estimate = selection.input_tokens
+        refused = await self._check_call(task, estimate)
+        if refused is not None:
+            return refused
+
+        outbound, redaction = ctx.enforcer.redactor.redact_messages(selection.messages)
+        outbound += self._checklist_reminder(task, step_id)
+        redacted = redaction.event_payload()
+        if redacted is not None:
+            self._emit(EventType.REDACTION_APPLIED, task, step_id, **redacted.to_wire())
+
+        kind = request_kind(selection.messages)
+        settings = ctx.llm.config.output
+        family = ctx.llm.provider_family(ctx.model)
+        decision = resolve_budget(
+            settings,
+            family=family,
+            kind=kind,
+            policy_max_output_tokens=policy.max_output_tokens,
+            estimated_input_tokens=estimate,
+        )
+        prefix = ctx.llm.stable_prefix(policy=policy, system_prompt=ctx.system_prompt, tools=ctx.tools)
+        changed = ctx.prompt_cache.observe(prefix)
+        if changed:
+            log_invalidation(ctx.session_id, prefix, changed)
+        field_name = ctx.llm.transport_token_field(ctx.model)
+        called = await self._stream(task, step_id, outbound, estimate, decision, prefix.stable_prefix_hash)
+        if isinstance(called, TaskOutcome):
+            return called
+        answer, usage = called
+        escalation_attempted = False
+        if _truncated(answer) and kind != "continuation" and settings.mode == "adaptive":
+            escalated = resolve_budget(
+                settings,
+                family=family,
+                kind=kind,
+                policy_max_output_tokens=policy.max_output_tokens,
+                estimated_input_tokens=estimate,
+                escalate=True,
+            )
+            if escalated.max_tokens > decision.max_tokens:
+                # Seed 002 recovery step 1: the same request once more with a larger budget. The cut-off
+                # answer is dropped (its llm_request_started tells the desktop to drop the text shown).
+                log_decision(
+                    decision,
+                    session_id=ctx.session_id,
+                    step_id=step_id,
+                    transport_token_field=field_name,
+                    escalation_attempted=False,
+                    truncation=classify_truncation(answer.text),
+                    continuation=None,
+                )
+                # The dropped answer gets no llm_request_completed: for the desktop it is an attempt
+                # that is being retried. Its tokens were spent all the same (recorded in _stream).
+                refused = await self._check_call(task, estimate)
+                if refused is not None:
+                    return refused
+                escalation_attempted = True
+                decision = escalated
+                called = await self._stream(
+                    task, step_id, outbound, estimate, decision, prefix.stable_prefix_hash
+                )
+                if isinstance(called, TaskOutcome):
+                    return called
+                answer, usage = called
+        truncation = classify_truncation(answer.text) if _truncated(answer) else None
+        self._emit(
+            EventType.LLM_REQUEST_COMPLETED,
+            task,
+            step_id,
+            model=answer.model,
+            inputTokens=usage.input_tokens,
+            outputTokens=usage.output_tokens,
+            latencyMs=int(answer.latency_ms),
+            sessionTokensUsed=ctx.thread.session_tokens_used,
+            maxSessionTokens=ctx.thread.budget.limit,
+            cacheReadTokens=usage.cache_read_tokens,
+            cacheWriteTokens=usage.cache_write_tokens,
+            truncation=truncation,
+        )
+        continuation: Literal["allowed", "skipped"] | None = None
+        if truncation is not None:
+            # Steps 2 and 3: continue only an answer the user can see; legacy always continues.
+            visible = truncation == "visible_partial_output"
+            continuation = "allowed" if visible or settings.mode == "legacy" else "skipped"
+        log_decision(
+            decision,
+            session_id=ctx.session_id,
+            step_id=step_id,
+            transport_token_field=field_name,
+            escalation_attempted=escalation_attempted,
+            truncation=truncation,
+            continuation=continuation,
+        )
+        if continuation == "skipped":
+            return await self._reasoning_exhausted(task, step_id, decision.max_tokens)
+        return answer
+
+    async def _check_call(self, task: TaskRecord, estimate: int) -> TaskOutcome | None:
+        """The pre-checks of an LLM call (policy expiry, ``LLM.Call``, budget): the outcome that ends
+        the step, or None when the call may be made."""
+        ctx = self._ctx
         check = ctx.enforcer.check_llm_call(
             ctx.model, now=self._clock(), budget=ctx.thread.budget, estimated_tokens=estimate
         )
@@ -206,13 +309,47 @@ class AgentLoop:
         if isinstance(check, Denied):
             reason = "budget_exceeded" if check.code is ErrorCode.LLM_BUDGET_EXCEEDED else "llm_denied"
             return await self._finish(task, TaskEnd.FAILED, reason, check.to_error())
+        return None
 
-        outbound, redaction = ctx.enforcer.redactor.redact_messages(selection.messages)
-        redacted = redaction.event_payload()
-        if redacted is not None:
-            self._emit(EventType.REDACTION_APPLIED, task, step_id, **redacted.to_wire())
+    async def _reasoning_exhausted(self, task: TaskRecord, step_id: str, budget: int) -> TaskOutcome:
+        """Seed 002 recovery step 3: the model spent even the escalated budget without writing an answer.
+        More continuations would burn the same budget again, so the task stops with a message that
+        says what happened and what helps; the thread keeps a note so the next task's model knows."""
+        message = (
+            f"The model used its whole output budget of {budget:,} tokens on reasoning without writing"
+            " an answer. Ask for a smaller piece of work, or raise COWORK_LLM_AGENTIC_ESCALATED_MAX_TOKENS"
+            " or the policy's maxOutputTokens."
+        )
+        self._ctx.thread.add_system_note(
+            f"The previous request produced no answer: {message}", task_id=task.task_id, step_id=step_id
+        )
+        error = ErrorShape(
+            code=ErrorCode.LLM_BUDGET_EXCEEDED,
+            message=message,
+            details={"truncation": "reasoning_exhausted", "maxOutputTokens": budget},
+        )
+        return await self._finish(task, TaskEnd.FAILED, "output_budget_exhausted", error)
 
-        started = {"model": ctx.model, "estimatedInputTokens": estimate}
+    async def _stream(
+        self,
+        task: TaskRecord,
+        step_id: str,
+        outbound: list[ConversationMessage],
+        estimate: int,
+        decision: BudgetDecision,
+        prefix_hash: str,
+    ) -> tuple[LlmResponse, LlmUsage] | TaskOutcome:
+        """One streamed LLM call of the step: its ``llm_request_started`` and text events, and its usage
+        recorded (the caller announces the answer it keeps with ``llm_request_completed``)."""
+        ctx = self._ctx
+        policy = ctx.enforcer.bundle.llm_policy
+        started = {
+            "model": ctx.model,
+            "estimatedInputTokens": estimate,
+            "requestKind": decision.request_kind,
+            "maxOutputTokens": decision.max_tokens,
+            "stablePrefixHash": prefix_hash,
+        }
         self._emit(EventType.LLM_REQUEST_STARTED, task, step_id, **started)
 
         def on_text(text: str) -> None:
@@ -222,6 +359,7 @@ class AgentLoop:
             # A new llm_request_started in the same step tells the desktop to drop the text it showed
             # for this step: the partial answer was discarded and the request is sent again (§6.4).
             logger.info("LLM retry %d in %.1f s: %s", retry, delay_s, reason)
+            ctx.runtime.recovery.llm_retries += 1
             self._emit(EventType.LLM_REQUEST_STARTED, task, step_id, **started)
 
         def before_retry() -> None:
@@ -238,6 +376,7 @@ class AgentLoop:
                 on_text=on_text,
                 on_retry=on_retry,
                 before_retry=before_retry,
+                max_tokens=decision.max_tokens,
             )
         )
         self._llm_call = call
@@ -266,27 +405,57 @@ class AgentLoop:
             self._llm_call = None
 
         usage = response.usage
-        if usage.reported:
-            ctx.thread.record_usage(usage.input_tokens, usage.output_tokens)
-            input_tokens, output_tokens = usage.input_tokens, usage.output_tokens
-        else:
+        if not usage.reported:
             # §5.3: exact counts come from the gateway; without them our own estimate keeps the
             # budget honest.
             spoken = response.text + "".join(json.dumps(c.arguments) for c in response.tool_calls)
-            input_tokens, output_tokens = estimate, ctx.thread.count_tokens(spoken)
-            ctx.thread.record_usage(input_tokens, output_tokens)
-        self._emit(
-            EventType.LLM_REQUEST_COMPLETED,
-            task,
-            step_id,
-            model=response.model,
-            inputTokens=input_tokens,
-            outputTokens=output_tokens,
-            latencyMs=int(response.latency_ms),
-            sessionTokensUsed=ctx.thread.session_tokens_used,
-            maxSessionTokens=ctx.thread.budget.limit,
-        )
-        return response
+            usage = LlmUsage(estimate, ctx.thread.count_tokens(spoken))
+        # The session budget counts every input token the model processed, cached or not.
+        ctx.thread.record_usage(usage.prompt_tokens, usage.output_tokens)
+        ctx.usage.add(usage)
+        return response, usage
+
+    async def _select_context(self, task: TaskRecord, step_id: str) -> ContextSelection:
+        """The step's messages; the thread compacted first when it outgrew the window (seed 000 §5.4,
+        :mod:`.compaction`)."""
+        ctx = self._ctx
+
+        async def summarize(
+            policy: LlmPolicy, system_prompt: str, messages: list[ConversationMessage]
+        ) -> LlmResponse:
+            # Registered like the step's own call, so that cancelling the task aborts it.
+            call = asyncio.ensure_future(
+                ctx.llm.stream(policy=policy, system_prompt=system_prompt, messages=messages, tools=[])
+            )
+            self._llm_call = call
+            try:
+                return await call
+            finally:
+                self._llm_call = None
+
+        def emit(event: EventType, payload: dict[str, Any]) -> None:
+            self._emit(event, task, step_id, **payload)
+
+        return await prepare_context(ctx, task, now=self._clock, summarize=summarize, emit=emit)
+
+    def _checklist_reminder(self, task: TaskRecord, step_id: str) -> list[ConversationMessage]:
+        """Seed 002: after the verification nudge, the next request carries a short reminder — once
+        (the flag is checkpointed with the step). Not added to the thread: it is advice for one turn."""
+        checklist = self._ctx.checklist
+        if checklist is None or not checklist.reminder_pending:
+            return []
+        self._ctx.checklist = checklist.model_copy(update={"reminder_pending": False})
+        return [
+            ConversationMessage(
+                message_id=f"{step_id}.checklist_reminder",
+                session_id=self._ctx.session_id,
+                task_id=task.task_id,
+                step_id=step_id,
+                role=Role.SYSTEM,
+                content=NEXT_TURN_REMINDER,
+                timestamp=self._clock(),
+            )
+        ]
 
     def _unique_ids(self, calls: list[ToolCall]) -> list[ToolCall]:
         """Tool call IDs unique within the session. Some OpenAI-compatible servers number calls per
@@ -353,7 +522,9 @@ class AgentLoop:
         machine_status, checkpoint_status, event = _END_STATUS[end]
         self._ctx.machine.to_task(machine_status)
         task.status = checkpoint_status
-        self._checkpoint(task)
+        # Seed 002 "Terminal Status Synchronization": the terminal state is persisted — checkpoint,
+        # snapshot event, history — before the terminal event announces it.
+        self._checkpoint(task, snapshot_event=True)
         await self.upload_history(task)
         self._emit(
             event,
@@ -371,7 +542,7 @@ class AgentLoop:
         if ctx.machine.task is not TaskStatus.TASK_RUNNING:
             ctx.machine.to_task(TaskStatus.TASK_RUNNING)
         ctx.machine.to_session(SessionStatus.SESSION_PAUSED)
-        self._checkpoint(task)
+        self._checkpoint(task, snapshot_event=True)
         ctx.emitter.emit(
             EventType.SESSION_PAUSED, {"reason": reason, "error": error.to_wire()}, task_id=task.task_id
         )
@@ -386,13 +557,20 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ persistence
 
-    def _checkpoint(self, task: TaskRecord | None) -> None:
+    def _checkpoint(self, task: TaskRecord | None, *, snapshot_event: bool = False) -> None:
         """§9.3: synchronous and atomic. A failed write is logged and the loop goes on (§11): the next
-        step's checkpoint tries again."""
-        try:
-            self._ctx.store.write(build_checkpoint(self._ctx, task, self._clock()))
-        except OSError as exc:
-            logger.warning("Could not write the checkpoint: %s", exc)
+        step's checkpoint tries again. ``snapshot_event``: also the ``conversation_snapshot`` event."""
+        ctx = self._ctx
+        if task is not None:
+            ctx.runtime.loop.task = task
+        save_snapshot(
+            ctx.runtime,
+            ctx.store,
+            ctx.emitter,
+            now=self._clock(),
+            policy_bundle_version=ctx.enforcer.bundle.version,
+            event=snapshot_event,
+        )
 
     async def upload_history(self, task: TaskRecord) -> None:
         """The ``session_history`` snapshot after a task (seed 000 §5.5, seed 004). Best effort: when the
@@ -402,7 +580,7 @@ class AgentLoop:
             return
         history = ctx.thread.to_session_history(
             workspace_id=ctx.workspace_id, snapshot_after_task_id=task.task_id, snapshot_at=self._clock()
-        )
+        ).model_copy(update={"projection": ctx.runtime.project()})
         content = json.dumps(history.to_wire(), ensure_ascii=False, default=str).encode()
         request = ArtifactUploadRequest(
             workspace_id=ctx.workspace_id,
@@ -427,6 +605,12 @@ class AgentLoop:
         self._ctx.emitter.emit(
             event, {k: v for k, v in payload.items() if v is not None}, task_id=task.task_id, step_id=step_id
         )
+
+
+def _truncated(response: LlmResponse) -> bool:
+    """Cut off by the output limit with nothing to run: the case seed 002's recovery is about (a
+    response with tool calls runs them whatever its stop reason, §4.4)."""
+    return response.stop_reason is StopReason.MAX_TOKENS and not response.tool_calls
 
 
 class _PolicyLapsed(Exception):

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from agent_runtime.agent_host.approval import ApprovalGate
+from agent_runtime.agent_host.checklist import SESSION_TOOL_DEFINITIONS
 from agent_runtime.agent_host.events import EventEmitter, Notify
 from agent_runtime.agent_host.llm import GatewayConfig, LlmClient, RetrySettings
 from agent_runtime.agent_host.loop import AgentLoop, LoopContext, TaskRecord
-from agent_runtime.agent_host.loop.agent_loop import build_checkpoint
 from agent_runtime.agent_host.policy import PolicyEnforcer
+from agent_runtime.agent_host.policy.saved_rules import SavedRules
 from agent_runtime.agent_host.routing import ToolDispatch, ToolRouter
 from agent_runtime.agent_host.services import (
     BackendClient,
@@ -30,7 +30,11 @@ from agent_runtime.agent_host.services import (
     keys_from_environment,
     verify_policy_bundle,
 )
-from agent_runtime.agent_host.session.rpc import Dispatcher, StateConflict, in_own_task
+from agent_runtime.agent_host.session.rpc import Dispatcher, InvalidParams, StateConflict, in_own_task
+from agent_runtime.agent_host.session_runtime.persist import save_snapshot
+from agent_runtime.agent_host.session_runtime.restore import RestorePoint, find_restore_point
+from agent_runtime.agent_host.session_runtime.runtime import SessionRuntime, Transcript
+from agent_runtime.agent_host.session_runtime.tools import RenderContext, ToolAvailability
 from agent_runtime.agent_host.state import (
     CheckpointCorrupt,
     CheckpointStore,
@@ -43,13 +47,10 @@ from agent_runtime.agent_host.thread import (
     ThreadOrderError,
     TiktokenTokenizer,
     TokenBudget,
-    build_system_prompt,
     utc_now,
 )
-from contracts.checkpoint import Checkpoint
 from contracts.enums import (
     ApprovalMode,
-    Capability,
     CheckpointTaskStatus,
     CompatibilityStatus,
     OsFamily,
@@ -59,6 +60,7 @@ from contracts.enums import (
 )
 from contracts.errors import CoworkError, ErrorCode, ErrorShape
 from contracts.events import EventType
+from contracts.instructions import ProjectInstructions
 from contracts.messages import SessionHistory
 from contracts.methods import (
     ApproveActionParams,
@@ -80,9 +82,16 @@ from contracts.methods import (
     TaskState,
 )
 from contracts.policy import PolicyBundle
-from contracts.rest.sessions import CancelSessionRequest, CreateSessionRequest, ResumeSessionRequest
+from contracts.rest.sessions import (
+    CancelSessionRequest,
+    CreateSessionRequest,
+    ResumeSessionRequest,
+    SessionResource,
+)
+from contracts.session_runtime import SessionRuntimeSnapshot, SnapshotTask
 
-from .machine import TERMINAL_TASK, SessionMachine
+from .instructions import load_project_instructions, user_config_dir
+from .machine import TERMINAL_SESSION, TERMINAL_TASK, SessionMachine
 from .settings import RuntimeSettings
 
 __all__ = ["INTERRUPTED", "RouterFactory", "SessionHost"]
@@ -199,6 +208,8 @@ class SessionHost:
             assert response.workspace_id is not None
             assert response.policy_bundle is not None
             session_id, workspace_id = response.session_id, response.workspace_id
+            # Read once, here: the session keeps them (and its checkpoint), so its prompt stays the same.
+            instructions = await asyncio.to_thread(load_project_instructions, paths, user_config_dir())
             try:
                 # Steps 5–6: the bundle is validated and signed by a trusted key, then enforced.
                 enforcer = await self._enforcer(response.policy_bundle, session_id)
@@ -218,6 +229,7 @@ class SessionHost:
                     gateway=gateway,
                     thread=thread,
                     machine=SessionMachine(),
+                    instructions=instructions,
                 )
             except CoworkError as exc:
                 await self._end_remote(session_id, SessionStatus.SESSION_FAILED, exc.shape.message)
@@ -226,9 +238,13 @@ class SessionHost:
             ctx.machine.to_session(SessionStatus.SESSION_RUNNING)
             ctx.started_at = self._clock()
             self._install(ctx)
-            self._checkpoint()
+            self._checkpoint(snapshot_event=True)
             ctx.emitter.emit(
-                EventType.SESSION_STARTED, {"executionEnvironment": params.execution_environment.value}
+                EventType.SESSION_STARTED,
+                {
+                    "executionEnvironment": params.execution_environment.value,
+                    "instructionFiles": [file.to_wire() for file in instructions.files],
+                },
             )
             return CreateSessionResult(
                 session_id=session_id,
@@ -284,24 +300,38 @@ class SessionHost:
             )
         if ctx.machine.task in TERMINAL_TASK:
             ctx.machine.to_task(TaskStatus.IDLE)
-        ctx.machine.to_task(TaskStatus.TASK_RUNNING)
         options = params.task_options
+        try:
+            saved_rules = SavedRules(
+                options.permission_rules or [],
+                os_family=ctx.os_family,
+                workspace_roots=ctx.dispatch.workspace_roots,
+            )
+        except ValueError as exc:
+            raise InvalidParams("taskOptions.permissionRules", str(exc)) from None
+        ctx.machine.to_task(TaskStatus.TASK_RUNNING)
         task = TaskRecord(
             task_id=params.task_id,
             prompt=params.prompt,
             max_steps=options.max_steps,
             approval_mode=options.approval_mode,
             allow_network=options.allow_network,
+            saved_rules=saved_rules,
         )
         self._task_ids.add(task.task_id)
         ctx.task_count += 1
         self._task = task
+        # A new task of the loop bucket: fingerprints, the no-progress streak and the runaway guard's
+        # memory are about one task's steps.
+        ctx.runtime.loop.task = task
+        ctx.runtime.loop.begin_task()
+        ctx.runtime.tooling.failures.reset()
         ctx.thread.add_user_message(params.prompt, task_id=task.task_id)
         # Before answering: a task the desktop saw accepted survives a crash right after (§9.3).
-        self._checkpoint()
+        self._checkpoint(snapshot_event=True)
         ctx.emitter.emit(
             EventType.TASK_STARTED,
-            {"maxSteps": task.max_steps, "approvalMode": task.approval_mode.value},
+            {"maxSteps": task.max_steps, "approvalMode": task.approval_mode.value, "prompt": task.prompt},
             task_id=task.task_id,
         )
         self._start_runner(task)
@@ -327,6 +357,14 @@ class SessionHost:
     def _start_runner(self, task: TaskRecord) -> None:
         assert self._loop is not None
         assert self._ctx is not None
+        if self._running():
+            # Seed 002 resume safety: the task is executing already; a second "executing" is skipped.
+            logger.info("Task %s is already executing; not started again", task.task_id)
+            return
+        if task.status is not CheckpointTaskStatus.RUNNING:
+            # A terminal task is never reopened.
+            logger.warning("Task %s has ended (%s); not started again", task.task_id, task.status.value)
+            return
         loop = self._loop
         self._set_tools(self._ctx, task)
 
@@ -365,7 +403,7 @@ class SessionHost:
             refreshed = await self._refresh(ctx.session_id, task.step_cursor if task else None, ctx.enforcer)
             await self._apply_bundle(ctx, refreshed)
             ctx.machine.to_session(SessionStatus.SESSION_RUNNING)
-            self._checkpoint()
+            self._checkpoint(snapshot_event=True)
             ctx.emitter.emit(
                 EventType.SESSION_RESUMED, {"resumedFromStepId": task.step_cursor if task else None}
             )
@@ -381,95 +419,135 @@ class SessionHost:
             raise _invalid(
                 "sessionId is not a session ID this runtime could have created.", field="sessionId"
             ) from None
+        log_path = event_log_path(self._settings.data_dir, session_id)
         try:
-            checkpoint = self._store.load(session_id)
+            point = await asyncio.to_thread(find_restore_point, self._store, log_path, session_id)
         except CheckpointCorrupt as exc:
             raise await self._recovery_failed(exc) from None
-        if checkpoint is None:
+        if point is None:
             raise CoworkError(
                 ErrorCode.SESSION_NOT_FOUND,
                 f"There is no checkpoint of session {session_id} to resume.",
                 details={"sessionId": session_id},
             )
-        gateway = GatewayConfig.from_env(self._environ)
-        await self._check_identity(checkpoint)
-        try:
-            bundle = await self._refresh(
-                session_id, checkpoint.step_cursor, None, checkpoint.policy_bundle_version
+        if point.session_status in TERMINAL_SESSION:
+            raise CoworkError(
+                ErrorCode.SESSION_NOT_FOUND,
+                f"Session {session_id} has ended ({point.session_status.value}); there is nothing to resume.",
+                details={"sessionId": session_id, "sessionStatus": point.session_status.value},
             )
+        gateway = GatewayConfig.from_env(self._environ)
+        held = await self._check_identity(point)
+        try:
+            bundle = await self._refresh(session_id, point.step_cursor, None, point.policy_bundle_version)
         except SessionGone:
             self._store.delete(session_id)  # §9.6: a stale checkpoint
             raise
         enforcer = await self._enforcer(bundle, session_id)
+        snapshot = point.complete(
+            tenant_id=held.tenant_id,
+            workspace_id=held.workspace_id,
+            user_id=held.user_id,
+            policy_bundle_version=bundle.version,
+            now=self._clock(),
+        )
         try:
-            thread = ConversationThread.from_checkpoint(
-                checkpoint, tokenizer=self._tokenizer, max_session_tokens=bundle.llm_policy.max_session_tokens
-            )
+            thread = self._restored_thread(snapshot, bundle.llm_policy.max_session_tokens)
         except ThreadOrderError as exc:
             # The thread's own rule (unique IDs, every result after its call, calls left open only
             # by the last step): a thread that breaks it cannot be sent to any model.
             corrupt = self._store.set_aside(
                 session_id,
                 f"its thread is inconsistent: {exc.shape.message}",
-                workspace_id=checkpoint.workspace_id,
+                workspace_id=snapshot.workspace_id,
             )
             raise await self._recovery_failed(corrupt) from None
+        task = self._task_from(snapshot.loop.task)
+        ended = task is not None and task.status is not CheckpointTaskStatus.RUNNING
         ctx = self._context(
             session_id=session_id,
-            workspace_id=checkpoint.workspace_id,
-            tenant_id=checkpoint.tenant_id,
-            user_id=checkpoint.user_id,
-            paths=tuple(checkpoint.workspace_paths or ()),
+            workspace_id=snapshot.workspace_id,
+            tenant_id=snapshot.tenant_id,
+            user_id=snapshot.user_id,
+            paths=tuple(snapshot.workspace_paths),
             enforcer=enforcer,
             gateway=gateway,
             thread=thread,
-            machine=SessionMachine(),
+            # Seed 002 resume safety: a terminal task is taken as it was persisted, never reopened.
+            machine=SessionMachine(task=_TASK_STATUS[task.status])
+            if task is not None and ended
+            else SessionMachine(),
+            # What the session read when it was created, not the files as they are now: the same prompt.
+            instructions=snapshot.project_instructions or ProjectInstructions(),
         )
-        ctx.approvals.restore(checkpoint.approval_decisions)
-        # Checkpoints written before these were kept count the resumed task only, from this process.
-        ctx.task_count = (
-            checkpoint.task_count if checkpoint.task_count is not None else int(checkpoint.task is not None)
-        )
-        ctx.started_at = checkpoint.session_started_at or self._started_at
+        # Every bucket as it was: prompt cache, usage, compaction, checklist, loop and tool counters…
+        ctx.runtime.take_buckets(snapshot)
+        ctx.runtime.legacy_restore = point.source if point.legacy else None
+        ctx.approvals.restore(ctx.runtime.permissions.restored)
+        ctx.started_at = ctx.started_at or self._started_at
+        logger.info("Session %s restored from its %s", session_id, point.source.replace("_", " "))
         ctx.machine.to_session(SessionStatus.SESSION_RUNNING)
-        task = self._task_from(checkpoint)
         self._install(ctx)
         if task is not None:
             self._task = task
             self._task_ids.add(task.task_id)
-            ctx.machine.to_task(TaskStatus.TASK_RUNNING)
-            self._answer_interrupted(ctx, task)
-            if task.status is not CheckpointTaskStatus.RUNNING:
-                ctx.machine.to_task(_TASK_STATUS[task.status])
-        self._checkpoint()
+            ctx.runtime.loop.task = task
+            if not ended:
+                ctx.machine.to_task(TaskStatus.TASK_RUNNING)
+            self._answer_interrupted(ctx, task, count_step=not ended)
+        # A legacy restore is written back as session_runtime_v2 here (seed 002), with the event.
+        self._checkpoint(snapshot_event=True)
         ctx.emitter.emit(EventType.SESSION_RESUMED, {"resumedFromStepId": task.step_cursor if task else None})
         if task is not None and task.status is CheckpointTaskStatus.RUNNING:
             self._start_runner(task)
         return self._resume_result(ctx)
 
-    async def _check_identity(self, checkpoint: Checkpoint) -> None:
-        """The checkpoint must describe the session the Session Service holds (§9.5): one naming
+    def _restored_thread(
+        self, snapshot: SessionRuntimeSnapshot, max_session_tokens: int
+    ) -> ConversationThread:
+        """The transcript's thread, checked message by message (seed 004 scenario A); the earlier
+        sessions of a continued conversation are admitted too (scenario B)."""
+        messages = snapshot.transcript.messages
+        return ConversationThread.restore(
+            messages,
+            session_id=snapshot.session_id,
+            tokenizer=self._tokenizer,
+            budget=TokenBudget(max_session_tokens, used=snapshot.transcript.session_tokens_used),
+            messages_session_id=frozenset({snapshot.session_id, *(m.session_id for m in messages)}),
+            counted_with=snapshot.transcript.counted_with,
+        )
+
+    async def _check_identity(self, point: RestorePoint) -> SessionResource:
+        """The saved state must describe the session the Session Service holds (§9.5): one naming
         another tenant, workspace or user would act, upload and record approvals in the wrong place,
-        so it is corrupt (§9.7) rather than resumed."""
-        session_id = checkpoint.session_id
+        so it is corrupt (§9.7) rather than resumed. Sources without a tenant and user (a legacy
+        snapshot event, the event log) take them from the Session Service; their workspace must match."""
+        session_id = point.session_id
         try:
             held = await self._backend_client().get_session(session_id)
         except SessionGone:
             self._store.delete(session_id)  # §9.6: a stale checkpoint
             raise
-        for field, saved, expected in (
-            ("tenantId", checkpoint.tenant_id, held.tenant_id),
-            ("workspaceId", checkpoint.workspace_id, held.workspace_id),
-            ("userId", checkpoint.user_id, held.user_id),
-        ):
-            if saved != expected:
+        saved = point.snapshot
+        checks = (
+            [("workspaceId", point.workspace_id or held.workspace_id, held.workspace_id)]
+            if saved is None
+            else [
+                ("tenantId", saved.tenant_id, held.tenant_id),
+                ("workspaceId", saved.workspace_id, held.workspace_id),
+                ("userId", saved.user_id, held.user_id),
+            ]
+        )
+        for field, value, expected in checks:
+            if value != expected:
                 corrupt = self._store.set_aside(
                     session_id,
-                    f"its {field} {saved[:80]!r} is not the {field} of session {session_id} at the Session"
+                    f"its {field} {value[:80]!r} is not the {field} of session {session_id} at the Session"
                     " Service",
                     workspace_id=held.workspace_id,
                 )
                 raise await self._recovery_failed(corrupt, workspace_id=held.workspace_id)
+        return held
 
     async def _recovery_failed(
         self, corrupt: CheckpointCorrupt, *, workspace_id: str | None = None
@@ -517,8 +595,7 @@ class SessionHost:
         )
 
     @staticmethod
-    def _task_from(checkpoint: Checkpoint) -> TaskRecord | None:
-        saved = checkpoint.task
+    def _task_from(saved: SnapshotTask | None) -> TaskRecord | None:
         if saved is None:
             return None
         return TaskRecord(
@@ -529,13 +606,14 @@ class SessionHost:
             allow_network=saved.allow_network is not False,
             step_count=saved.step_count,
             status=saved.status,
-            step_cursor=checkpoint.step_cursor,
+            step_cursor=saved.step_cursor,
             warned_step_limit=saved.step_limit_warned is True,
         )
 
-    def _answer_interrupted(self, ctx: LoopContext, task: TaskRecord) -> None:
+    def _answer_interrupted(self, ctx: LoopContext, task: TaskRecord, *, count_step: bool = True) -> None:
         """Tool calls that were running when the process died get an explicit "interrupted — result
-        unknown" result: the thread stays valid for the model, and the user sees which ones."""
+        unknown" result: the thread stays valid for the model, and the user sees which ones. A task that
+        had already ended keeps its record (``count_step`` False): it is never reopened."""
         pending = ctx.thread.pending_tool_calls
         if not pending:
             return
@@ -554,8 +632,10 @@ class SessionHost:
                 task_id=task.task_id,
                 step_id=step_id,
             )
-        task.step_count += 1
-        task.step_cursor = step_id
+        ctx.runtime.recovery.interrupted_calls += len(answers)
+        if count_step:
+            task.step_count += 1
+            task.step_cursor = step_id
 
     def _resume_result(self, ctx: LoopContext) -> ResumeSessionResult:
         task = self._task
@@ -607,6 +687,7 @@ class SessionHost:
             task=self._task_state(ctx),
             session_tokens_used=ctx.thread.session_tokens_used,
             max_session_tokens=ctx.thread.budget.limit,
+            projection=ctx.runtime.project(),
         )
 
     def _task_state(self, ctx: LoopContext) -> TaskState | None:
@@ -796,6 +877,7 @@ class SessionHost:
         gateway: GatewayConfig,
         thread: ConversationThread | None,
         machine: SessionMachine,
+        instructions: ProjectInstructions,
     ) -> LoopContext:
         policy = enforcer.bundle.llm_policy
         model = policy.choose_model(gateway.model)
@@ -828,16 +910,23 @@ class SessionHost:
             thread = ConversationThread(
                 session_id, self._tokenizer, budget=TokenBudget(policy.max_session_tokens)
             )
-        ctx = LoopContext(
+        runtime = SessionRuntime(
             session_id=session_id,
             workspace_id=workspace_id,
             tenant_id=tenant_id,
             user_id=user_id,
             workspace_paths=paths,
-            os_family=self._os_family,
             machine=machine,
+            transcript=Transcript(thread),
+            instructions=instructions,
+            availability=ToolAvailability(
+                dispatch.available_tools, SESSION_TOOL_DEFINITIONS, thread.count_tokens
+            ),
+        )
+        ctx = LoopContext(
+            runtime=runtime,
+            os_family=self._os_family,
             enforcer=enforcer,
-            thread=thread,
             llm=LlmClient(gateway, retry=RetrySettings(base_s=self._settings.llm_retry_base_s)),
             model=model,
             dispatch=dispatch,
@@ -850,37 +939,46 @@ class SessionHost:
             ),
             emitter=emitter,
             store=self._store,
-            system_prompt="",
             uploader=backend,
         )
+        runtime.permissions.decisions = lambda: ctx.approvals.records
         self._set_tools(ctx)
         return ctx
 
     def _set_tools(self, ctx: LoopContext, task: TaskRecord | None = None) -> None:
-        """§5.2: the tools of the granted capabilities that ``task`` may use, and the prompt that
-        describes them. A tool the task's options forbid is not offered: the policy would deny every
-        call of it (§8.2), so offering it would only spend steps on refusals."""
-        usable = ctx.enforcer.granted
-        if task is not None and not task.allow_network:
-            usable = usable - {Capability.NETWORK_HTTP}
-        ctx.tools = ctx.dispatch.available_tools(usable)
-        ctx.system_prompt = build_system_prompt(
-            ctx.workspace_paths, ctx.os_family, ctx.tools, now=self._clock().date()
-        )
-        ctx.system_tokens = ctx.thread.count_tokens(ctx.system_prompt)
-        ctx.tools_tokens = ctx.thread.count_tokens(
-            json.dumps([tool.to_wire() for tool in ctx.tools], separators=(",", ":"))
+        """§5.2: the tools ``task`` may use and the prompt that describes them, through the session
+        runtime's availability path (catalogue → restriction, allowlist, mode filters → rendering,
+        cached per render context; seed 002). A tool the task's options forbid is not offered: the
+        policy would deny every call of it (§8.2), so offering it would only spend steps on refusals."""
+        runtime = ctx.runtime
+        assert runtime.availability is not None
+        runtime.tooling.rendered = runtime.availability.render(
+            RenderContext(
+                executing=task is not None,
+                granted=frozenset(ctx.enforcer.granted),
+                allow_network=task is None or task.allow_network,
+                workspace_paths=ctx.workspace_paths,
+                os_family=ctx.os_family,
+                day=self._clock().date(),
+                instructions=ctx.instructions.prompt_block,
+            )
         )
 
     def _install(self, ctx: LoopContext) -> None:
         self._ctx = ctx
         self._loop = AgentLoop(ctx, clock=self._clock)
 
-    def _checkpoint(self) -> None:
+    def _checkpoint(self, *, snapshot_event: bool = False) -> None:
+        """The session runtime's snapshot to the checkpoint (and, with ``snapshot_event``, to the event
+        log as ``conversation_snapshot``)."""
         ctx = self._ctx
         if ctx is None:
             return
-        try:
-            self._store.write(build_checkpoint(ctx, self._task, self._clock()))
-        except OSError as exc:
-            logger.warning("Could not write the checkpoint: %s", exc)
+        save_snapshot(
+            ctx.runtime,
+            self._store,
+            ctx.emitter,
+            now=self._clock(),
+            policy_bundle_version=ctx.enforcer.bundle.version,
+            event=snapshot_event,
+        )

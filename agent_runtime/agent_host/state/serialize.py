@@ -11,13 +11,18 @@ from __future__ import annotations
 
 from contracts.checkpoint import Checkpoint
 from contracts.messages import ConversationMessage
+from contracts.session_runtime import SessionRuntimeSnapshot
 
-__all__ = ["CheckpointEncoder", "serialize_checkpoint"]
+__all__ = ["CheckpointDocument", "CheckpointEncoder", "serialize_checkpoint"]
 
 _EMPTY_THREAD = b'"thread":[]'
+_EMPTY_MESSAGES = b'"messages":[]'
+
+CheckpointDocument = Checkpoint | SessionRuntimeSnapshot
+"""A checkpoint file's document: the v2 snapshot, or the legacy ``checkpointVersion: "1.0"`` form."""
 
 
-def serialize_checkpoint(checkpoint: Checkpoint) -> bytes:
+def serialize_checkpoint(checkpoint: CheckpointDocument) -> bytes:
     """The checkpoint's wire JSON (camelCase, absent optional fields left out), as ``to_wire`` spells it."""
     return checkpoint.model_dump_json(by_alias=True, exclude_none=True).encode()
 
@@ -37,16 +42,24 @@ class CheckpointEncoder:
     def __init__(self) -> None:
         self._cache: dict[int, tuple[ConversationMessage, bytes]] = {}
 
-    def encode(self, checkpoint: Checkpoint) -> bytes:
+    def encode(self, checkpoint: CheckpointDocument) -> bytes:
         cache: dict[int, tuple[ConversationMessage, bytes]] = {}
         previous = self._cache
-        # The envelope without its thread has "thread":[] exactly once: inside JSON strings every quote
-        # is escaped, so that byte sequence can only be the key itself.
-        envelope = serialize_checkpoint(checkpoint.model_copy(update={"thread": []}))
-        head, tail = envelope.split(_EMPTY_THREAD, 1)
+        # The envelope without its thread has "thread":[] (v2: "messages":[]) exactly once: inside JSON
+        # strings every quote is escaped, so that byte sequence can only be the key itself.
+        if isinstance(checkpoint, SessionRuntimeSnapshot):
+            thread = checkpoint.transcript.messages
+            empty = checkpoint.transcript.model_copy(update={"messages": []})
+            envelope = serialize_checkpoint(checkpoint.model_copy(update={"transcript": empty}))
+            marker = _EMPTY_MESSAGES
+        else:
+            thread = checkpoint.thread
+            envelope = serialize_checkpoint(checkpoint.model_copy(update={"thread": []}))
+            marker = _EMPTY_THREAD
+        head, tail = envelope.split(marker, 1)
         # One join into one buffer: each extra copy of a megabyte-sized checkpoint costs page faults.
-        pieces: list[bytes] = [head, b'"thread":[']
-        for message in checkpoint.thread:
+        pieces: list[bytes] = [head, marker[:-1]]
+        for message in thread:
             key = id(message)
             entry = previous.get(key)
             if entry is None or entry[0] is not message:
@@ -54,7 +67,7 @@ class CheckpointEncoder:
             cache[key] = entry
             pieces.append(entry[1])
             pieces.append(b",")
-        if checkpoint.thread:
+        if thread:
             pieces.pop()
         pieces.append(b"]")
         pieces.append(tail)

@@ -30,8 +30,9 @@ from agent_runtime.agent_host.state.files import (
     temp_prefix,
 )
 from agent_runtime.agent_host.state.location import checkpoints_dir, runtime_data_dir, safe_session_id
-from agent_runtime.agent_host.state.serialize import CheckpointEncoder
+from agent_runtime.agent_host.state.serialize import CheckpointDocument, CheckpointEncoder
 from contracts.checkpoint import SUPPORTED_CHECKPOINT_VERSIONS, Checkpoint, checkpoint_problem
+from contracts.session_runtime import SNAPSHOT_SCHEMA, SessionRuntimeSnapshot, snapshot_problem
 from contracts.validation import invalid_request
 
 __all__ = ["CHECKPOINT_SUFFIX", "CORRUPT_MARK", "MAX_CHECKPOINT_BYTES", "CheckpointStore"]
@@ -66,10 +67,14 @@ class CheckpointStore:
         """The checkpoint file of ``session_id``; ``ValueError`` if the ID cannot safely name a file."""
         return self.directory / f"{safe_session_id(session_id)}{CHECKPOINT_SUFFIX}"
 
-    def write(self, checkpoint: Checkpoint) -> None:
+    def write(self, checkpoint: CheckpointDocument) -> bytes:
         """Replace the session's checkpoint, atomically and durably (fsync included); raises ``OSError``.
 
-        After a failure the previous checkpoint, if any, is still there and still complete. Each
+        The runtime writes the ``session_runtime_v2`` snapshot; the legacy form is still accepted (tests
+        and tools that make a checkpoint of an older runtime).
+
+        Returns the bytes written. After a failure the previous checkpoint, if any, is still there and
+        still complete. Each
         message's JSON is reused from the previous write, so messages must not be changed in place
         once written (the thread never does; ``model_copy`` makes a new message).
         """
@@ -84,9 +89,11 @@ class CheckpointStore:
             private_directory(self.directory)
             self._remove_leftovers(path)
             replace_file(path, data)
+        return data
 
-    def load(self, session_id: str) -> Checkpoint | None:
-        """The session's checkpoint; None if there is none.
+    def load(self, session_id: str) -> CheckpointDocument | None:
+        """The session's checkpoint — a ``session_runtime_v2`` snapshot, or a legacy ``"1.0"``
+        checkpoint of an older runtime; None if there is none.
 
         A checkpoint that cannot be used — unreadable, not a checkpoint, or one that parses but could
         not be resumed (:func:`~contracts.checkpoint.checkpoint_problem`) — is set aside, logged, and
@@ -112,6 +119,15 @@ class CheckpointStore:
             return self._set_aside(
                 path, CheckpointCorrupt(reason, session_id=session_id, workspace_id=workspace_id)
             )
+
+    def was_set_aside(self, session_id: str) -> bool:
+        """A checkpoint of the session was set aside as corrupt (it is still beside the checkpoints)."""
+        name = f"{safe_session_id(session_id)}{CHECKPOINT_SUFFIX}{CORRUPT_MARK}"
+        try:
+            with os.scandir(self.directory) as entries:
+                return any(entry.name.startswith(name) for entry in entries)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
 
     def delete(self, session_id: str) -> None:
         """Remove the session's checkpoint and any leftover temp file; absence is fine."""
@@ -142,7 +158,7 @@ class CheckpointStore:
         found.sort(key=lambda item: (-item[0], item[1]))
         return [session_id for _, session_id in found]
 
-    def _read(self, path: Path, session_id: str) -> Checkpoint | None:
+    def _read(self, path: Path, session_id: str) -> CheckpointDocument | None:
         try:
             with path.open("rb") as file:
                 size = os.fstat(file.fileno()).st_size
@@ -165,7 +181,11 @@ class CheckpointStore:
                 f"the checkpoint file of session {session_id} holds session {checkpoint.session_id[:80]}",
                 session_id=session_id,
             )
-        problem = checkpoint_problem(checkpoint)
+        problem = (
+            snapshot_problem(checkpoint)
+            if isinstance(checkpoint, SessionRuntimeSnapshot)
+            else checkpoint_problem(checkpoint)
+        )
         if problem is not None:
             raise CheckpointCorrupt(
                 f"the checkpoint cannot be resumed: {problem}",
@@ -227,13 +247,30 @@ class CheckpointStore:
                     logger.info("removed a leftover checkpoint temp file %s", entry.name)
 
 
-def _parse(raw: bytes, session_id: str) -> Checkpoint:
+def _parse(raw: bytes, session_id: str) -> CheckpointDocument:
+    model: type[CheckpointDocument] = SessionRuntimeSnapshot if _is_v2(raw) else Checkpoint
     try:
-        return Checkpoint.model_validate_json(raw)
+        return model.model_validate_json(raw)
     except ValidationError as exc:
         raise CheckpointCorrupt(
             _why_invalid(raw, exc), session_id=session_id, workspace_id=_workspace_of(raw)
         ) from None
+
+
+def _is_v2(raw: bytes) -> bool:
+    """The file says it is a v2 snapshot (its ``schema``), checked without parsing it twice: the key
+    appears near the start of every snapshot the runtime writes."""
+    return b'"schema":"' + SNAPSHOT_SCHEMA.encode() + b'"' in raw[:200] or _schema_of(raw) == SNAPSHOT_SCHEMA
+
+
+def _schema_of(raw: bytes) -> object:
+    if b'"schema"' not in raw:
+        return None
+    try:
+        document = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return document.get("schema") if isinstance(document, dict) else None
 
 
 def _workspace_of(raw: bytes) -> str | None:
@@ -254,9 +291,18 @@ def _why_invalid(raw: bytes, exc: ValidationError) -> str:
         return "the checkpoint file is not valid JSON (truncated or overwritten)"
     if not isinstance(document, dict):
         return "the checkpoint file does not hold a JSON object"
+    if document.get("schema") == SNAPSHOT_SCHEMA:
+        if document.get("version") != 2:
+            shown = json.dumps(document.get("version"))[:40]
+            return (
+                f"snapshot version {shown} of {SNAPSHOT_SCHEMA} is not supported by this runtime (it reads 2)"
+            )
+        return (
+            f"the checkpoint file is not a valid {SNAPSHOT_SCHEMA} snapshot: {invalid_request(exc).message}"
+        )
     version = document.get("checkpointVersion")
     if version not in SUPPORTED_CHECKPOINT_VERSIONS:
-        supported = ", ".join(sorted(SUPPORTED_CHECKPOINT_VERSIONS))
-        shown = json.dumps(version)[:40]
+        supported = ", ".join([f"{SNAPSHOT_SCHEMA} version 2", *sorted(SUPPORTED_CHECKPOINT_VERSIONS)])
+        shown = json.dumps(version if "schema" not in document else document.get("schema"))[:40]
         return f"checkpoint version {shown} is not supported by this runtime (it reads {supported})"
     return f"the checkpoint file is not a valid checkpoint: {invalid_request(exc).message}"

@@ -183,6 +183,15 @@ class ConversationThread:
         """Why token counts are estimates, if the tokenizer failed; messages were kept regardless."""
         return self._tokenizer_failure
 
+    @property
+    def counted_with(self) -> str | None:
+        """The encoding every message's ``tokenCount`` was counted with; None when some are estimates
+        (the tokenizer failed) or the tokenizer does not name its encoding."""
+        if self._tokenizer_failure is not None:
+            return None
+        encoding = getattr(self._tokenizer, "encoding", None)
+        return encoding if isinstance(encoding, str) else None
+
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` — e.g. the system prompt or the tool definitions — with the thread's
         tokenizer, or a high estimate if it is unavailable."""
@@ -328,12 +337,25 @@ class ConversationThread:
         system_tokens: int,
         tools_tokens: int,
         recency_window: int = DEFAULT_RECENCY_WINDOW,
+        view: Sequence[ConversationMessage] | None = None,
     ) -> ContextSelection:
         """The messages to send so that the request fits ``max_input_tokens`` (seed 000 §5.4; the rules
-        are in :mod:`agent_runtime.agent_host.thread.context`). Raises ``ContextWindowExceeded``."""
+        are in :mod:`agent_runtime.agent_host.thread.context`). Raises ``ContextWindowExceeded``.
+
+        ``view`` replaces the thread with a compacted view of it (a summary followed by the messages
+        after the ones it covers: :mod:`.compaction`); it starts at a unit's first message."""
+        messages: Sequence[ConversationMessage] = self._messages
+        units = self._units
+        if view is not None:
+            messages, units = view, Units()
+            for message in view:
+                tokens = message.token_count
+                if tokens is None:
+                    tokens = count_message(self.count_tokens, message.content)
+                units.add(message, tokens, extends=message.role is Role.TOOL)
         return select(
-            self._messages,
-            self._units,
+            messages,
+            units,
             max_input_tokens=max_input_tokens,
             system_tokens=system_tokens,
             tools_tokens=tools_tokens,
@@ -389,8 +411,13 @@ class ConversationThread:
         clock: Clock = utc_now,
         id_factory: IdFactory = new_message_id,
         messages_session_id: str | frozenset[str] | None = None,
+        counted_with: str | None = None,
     ) -> ConversationThread:
         """A thread holding ``messages``, checked message by message; nothing is half-restored.
+
+        ``counted_with``: the encoding the saved ``tokenCount``s were counted with (a session runtime
+        snapshot says so). When it is this tokenizer's, they are taken as they are — counting a
+        1,000-message thread again costs more than the rest of a resume — else counted afresh.
 
         Every message must belong to ``messages_session_id`` (default: ``session_id``; a set admits
         any of its sessions). Token counts
@@ -401,6 +428,7 @@ class ConversationThread:
         thread = cls(session_id, tokenizer, clock, id_factory, budget=budget)
         owner = messages_session_id or session_id
         owners = {owner} if isinstance(owner, str) else owner
+        trusted = counted_with is not None and counted_with == getattr(tokenizer, "encoding", None)
         for index, message in enumerate(messages):
             if message.session_id not in owners:
                 raise ThreadOrderError(
@@ -410,6 +438,9 @@ class ConversationThread:
                     messageId=message.message_id,
                 )
             thread._order.check(message, index)
+            if trusted and message.token_count is not None:
+                thread._append(message, message.token_count)
+                continue
             tokens = count_message(
                 thread.count_tokens,
                 message.content,

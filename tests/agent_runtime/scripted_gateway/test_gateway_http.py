@@ -75,7 +75,12 @@ async def test_openai_responses_are_chunks_ending_in_done_with_usage_only_when_a
     assert plain[-2][1]["choices"][0]["finish_reason"] == "stop"
     assert all("usage" not in data for _, data in plain[:-1])
     assert asked[-2][1]["choices"] == []
-    assert set(asked[-2][1]["usage"]) == {"prompt_tokens", "completion_tokens", "total_tokens"}
+    assert set(asked[-2][1]["usage"]) == {
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "prompt_tokens_details",
+    }
 
 
 async def test_requests_are_recorded_with_secrets_redacted_in_process_and_over_http() -> None:

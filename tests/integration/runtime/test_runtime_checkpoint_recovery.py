@@ -21,6 +21,7 @@ from contracts.errors import ErrorCode
 from contracts.ipc.client_core import RpcCallError
 from contracts.jsonrpc import RpcErrorCode
 from tests.integration.runtime.harness import Backend, Launch, open_session
+from tests.integration.runtime.legacy import legacy_checkpoint
 
 Document = dict[str, Any]
 Edit = Callable[[Document], None]
@@ -135,7 +136,10 @@ async def test_an_inconsistent_checkpoint_is_reported_moved_aside_and_recovery_f
         session_id, workspace_id = await crashed_session(launch, gateway.url, backend, workspace)
         checkpoints = data_dir / "checkpoints"
         path = checkpoints / f"{session_id}.json"
-        document = json.loads(path.read_bytes())
+        # The table is about the legacy "1.0" form, which a resume still reads (seed 002): that file
+        # alone, no event log with a newer snapshot.
+        document = legacy_checkpoint(json.loads(path.read_bytes()))
+        (data_dir / "logs" / f"{session_id}.events.jsonl").unlink()
         edit(document)
         written = json.dumps(document).encode()
         path.write_bytes(written)

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agent_runtime.scripted_gateway import ScriptedGateway
-from contracts.checkpoint import Checkpoint
 from contracts.errors import ErrorCode
 from contracts.ipc.client_core import RpcCallError
+from contracts.session_runtime import SessionRuntimeSnapshot
 from tests.integration.runtime.harness import (
     Backend,
     Launch,
@@ -62,7 +62,7 @@ async def test_a_tool_in_flight_at_a_kill_becomes_interrupted_and_the_resumed_ta
         await start_held_command(first, "Run the slow thing", started)
         await first.kill()
         go.touch()  # let the orphaned command end
-        saved = Checkpoint.model_validate_json(checkpoint_path(data_dir, session_id).read_bytes())
+        saved = SessionRuntimeSnapshot.model_validate_json(checkpoint_path(data_dir, session_id).read_bytes())
 
         second = await launch(gateway.url, label="after the crash")
         resumed = await second.resume(session_id)
@@ -70,8 +70,8 @@ async def test_a_tool_in_flight_at_a_kill_becomes_interrupted_and_the_resumed_ta
         gateway.assert_done()
         (result,) = tool_results(gateway.requests[1].body)
 
-    assert saved.task is not None
-    assert saved.task.task_id == "task_1"
+    assert saved.loop.task is not None
+    assert saved.loop.task.task_id == "task_1"
     assert resumed["sessionStatus"] == "SESSION_RUNNING"
     assert resumed["task"]["taskId"] == "task_1"
     assert end["eventType"] == "task_completed", end

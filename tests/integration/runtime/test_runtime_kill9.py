@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_runtime.scripted_gateway import ScriptedGateway
-from contracts.checkpoint import Checkpoint
 from contracts.enums import Role, ToolStatus
 from contracts.messages import ConversationMessage
+from contracts.session_runtime import SessionRuntimeSnapshot
 from tests.integration.runtime.harness import (
     Backend,
     Launch,
@@ -179,20 +179,20 @@ async def test_fifty_kills_at_random_points_lose_and_repeat_no_step_and_never_co
                 return
             raw = path.read_bytes()
             try:
-                checkpoint = Checkpoint.model_validate_json(raw)
+                checkpoint = SessionRuntimeSnapshot.model_validate_json(raw)
             except ValueError as exc:
                 raise AssertionError(
                     f"{record.where()}: unreadable checkpoint: {exc}\n{raw[:2000]!r}"
                 ) from None
             record.checkpoints_read += 1
-            if checkpoint.task is not None:
-                task = checkpoint.task
+            if checkpoint.loop.task is not None:
+                task = checkpoint.loop.task
                 previous = record.last_step_count.get(task.task_id, 0)
                 assert task.step_count >= previous, (
                     f"{record.where()}: stepCount went back {previous} → {task}"
                 )
                 record.last_step_count[task.task_id] = task.step_count
-            counts = successes(checkpoint.thread)
+            counts = successes(checkpoint.transcript.messages)
             lost = [step for step in record.last_successes if step not in counts]
             assert not lost, f"{record.where()}: completed steps vanished from the checkpoint: {lost}"
             repeated = [step for step, n in counts.items() if n > 1]

@@ -21,13 +21,13 @@ from typing import Any, cast
 import pytest
 
 from agent_runtime.scripted_gateway import ScriptedGateway
-from contracts.checkpoint import Checkpoint
 from contracts.errors import ErrorCode
 from contracts.ipc.client import ChildProcess, JsonRpcClient
 from contracts.ipc.client_core import RpcCallError
 from contracts.ipc.framing import FrameDecoder, decode, encode
 from contracts.jsonrpc import RpcErrorCode
 from contracts.methods import SESSION_EVENT
+from contracts.session_runtime import SessionRuntimeSnapshot
 from tests.integration.runtime.harness import (
     ALL_CAPABILITIES,
     SHORT_BUNDLE_TTL_S,
@@ -38,6 +38,7 @@ from tests.integration.runtime.harness import (
     start_backend,
     tool_call,
 )
+from tests.integration.runtime.legacy import legacy_checkpoint
 from tests.support.peers import REPO_ROOT
 
 EXIT_SESSION_FAILED = 5
@@ -427,7 +428,7 @@ async def test_the_step_limit_warning_task_count_and_duration_survive_a_kill(
         await first.event("llm_request_started", count=6)  # task_1's call, four steps, then step 5
         await first.kill()
         gateway.release()
-        saved = Checkpoint.model_validate_json(checkpoint_path(data_dir, session_id).read_bytes())
+        saved = SessionRuntimeSnapshot.model_validate_json(checkpoint_path(data_dir, session_id).read_bytes())
 
         second = await launch(gateway.url)
         await second.resume(session_id)
@@ -437,8 +438,8 @@ async def test_the_step_limit_warning_task_count_and_duration_survive_a_kill(
         completed = await second.event("session_completed")
 
     assert warning["payload"] == {"stepCount": 4, "maxSteps": 6}
-    assert saved.task is not None
-    assert saved.task.step_count == 4
+    assert saved.loop.task is not None
+    assert saved.loop.task.step_count == 4
     assert end["eventType"] == "task_completed", end
     assert second.find("step_limit_approaching") == []
     assert completed["payload"]["taskCount"] == 2
@@ -454,13 +455,15 @@ async def test_a_checkpoint_written_before_the_counters_were_kept_still_resumes(
         session_id = first.session_id or ""
         assert (await first.run_task("One", task_id="task_1"))["eventType"] == "task_completed"
         await first.kill()
-        # The file as the released runtime wrote it: without the counters.
+        # The file as a runtime before the counters wrote it: a legacy "1.0" checkpoint without them
+        # (and no event log to prefer: seed 002 reads a v2 snapshot event before a legacy checkpoint).
         path = checkpoint_path(data_dir, session_id)
-        saved = json.loads(path.read_bytes())
+        saved = legacy_checkpoint(json.loads(path.read_bytes()))
         for key in ("taskCount", "sessionStartedAt"):
             saved.pop(key)
         saved["task"].pop("stepLimitWarned")
         path.write_text(json.dumps(saved))
+        (data_dir / "logs" / f"{session_id}.events.jsonl").unlink()
 
         second = await launch(gateway.url)
         resumed = await second.resume(session_id)

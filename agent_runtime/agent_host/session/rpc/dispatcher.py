@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agent_runtime.agent_host.session_runtime.errors import StateConflict as StateConflict
 from contracts.errors import CoworkError, ErrorCode, ErrorShape
 from contracts.ipc.framing import decode, encode
 from contracts.jsonrpc import RpcErrorCode, rpc_code_for
@@ -34,16 +35,6 @@ class InvalidParams(Exception):
         super().__init__(f"{field} {problem}")
         self.field = field
         self.problem = problem
-
-
-class StateConflict(CoworkError):
-    """The request is well formed but the session's state refuses it: a task is already running, the
-    session is paused or has ended, the transition is not in the state tables, the client is not
-    compatible. Travels as ``-32001`` (:attr:`RpcErrorCode.STATE_CONFLICT`), not as invalid params:
-    the same request may succeed later, and a client must not blame its own input."""
-
-    def __init__(self, message: str, *, code: ErrorCode = ErrorCode.INVALID_REQUEST, **details: Any) -> None:
-        super().__init__(code, message, details=details)
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,3 +132,12 @@ async def ask(
         on_discard=recorder.on_discard,
         on_retry=recorder.on_retry,
     )
+
+
+def unmarked(value: Any) -> Any:
+    """``value`` without Anthropic's ``cache_control`` markers (for tests about everything else)."""
+    if isinstance(value, dict):
+        return {key: unmarked(item) for key, item in value.items() if key != "cache_control"}
+    if isinstance(value, list):
+        return [unmarked(item) for item in value]
+    return value

@@ -221,4 +221,6 @@ def test_anthropic_input_given_whole_at_block_start_is_used_when_no_fragments_fo
         parser.event(SseEvent(data["type"], json.dumps(data)))
     outcome = parser.outcome()
     assert outcome.tool_calls[0].arguments == {"path": "z"}
-    assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == (12, 9)
+    # Cache reads are a kind of their own, not input: the budget's total still counts them.
+    assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == (5, 9)
+    assert (outcome.usage.cache_read_tokens, outcome.usage.prompt_tokens) == (7, 12)

@@ -23,6 +23,7 @@ from .support import (
     client,
     result,
     system,
+    unmarked,
     user,
 )
 
@@ -55,8 +56,8 @@ async def test_model_and_max_tokens_come_from_the_llm_policy(dialect: Dialect) -
 async def test_anthropic_requests_go_to_messages_with_system_and_tools_in_its_format() -> None:
     request = await sent("anthropic", tools=[READ_FILE, RUN_COMMAND])
     assert request["path"] == "/v1/messages"
-    body = request["body"]
-    assert body["system"] == "You are a careful agent."
+    body = unmarked(request["body"])
+    assert body["system"] == [{"type": "text", "text": "You are a careful agent."}]
     assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Hello"}]}]
     assert body["tools"] == [
         {"name": "ReadFile", "description": READ_FILE.description, "input_schema": READ_FILE.input_schema},
@@ -108,7 +109,7 @@ async def test_anthropic_pairs_tool_use_with_one_user_message_of_tool_results_fl
         assistant("Done: alpha."),
         user("Thanks"),
     ]
-    body = (await sent("anthropic", messages=messages))["body"]
+    body = unmarked((await sent("anthropic", messages=messages))["body"])
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Look at two files and run ls"}]},
         {
@@ -241,7 +242,7 @@ async def test_anthropic_tool_ids_from_other_models_are_made_safe_consistently()
 
 async def test_anthropic_drops_empty_texts_and_trims_a_final_assistant_prefill() -> None:
     messages = [user("Write a poem"), user("   "), assistant("Roses are red,  \n")]
-    body = (await sent("anthropic", messages=messages))["body"]
+    body = unmarked((await sent("anthropic", messages=messages))["body"])
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Write a poem"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "Roses are red,"}]},

@@ -25,7 +25,8 @@ from agent_runtime.agent_host.loop import LoopContext, TaskRecord
 from agent_runtime.agent_host.loop.tool_calls import run_tool_calls
 from agent_runtime.agent_host.policy import PolicyEnforcer, PolicyExpired
 from agent_runtime.agent_host.routing import ToolDispatch
-from agent_runtime.agent_host.session.machine import SessionMachine
+from agent_runtime.agent_host.session_runtime.machine import SessionMachine
+from agent_runtime.agent_host.session_runtime.runtime import SessionRuntime, Transcript
 from agent_runtime.tool_runtime import LocalToolRouter
 from contracts.approvals import ApprovalRequest
 from contracts.enums import ApprovalDecision, ApprovalMode, OsFamily, SessionStatus, TaskStatus, ToolStatus
@@ -132,24 +133,26 @@ async def make_step(tmp_path: Path) -> AsyncIterator[Any]:
             now=NOW,
             os_family=OsFamily.LINUX,
         )
-        ctx = LoopContext(
+        runtime = SessionRuntime(
             session_id=SESSION,
             workspace_id="ws_1",
             tenant_id="tenant_1",
             user_id="user_1",
             workspace_paths=(str(workspace),),
-            os_family=OsFamily.LINUX,
             machine=SessionMachine(SessionStatus.SESSION_RUNNING, TaskStatus.CHECKING_POLICY),
-            enforcer=enforcer,
             # A step of tool calls reads no conversation, calls no LLM and writes no checkpoint.
-            thread=cast(Any, None),
+            transcript=Transcript(cast(Any, None)),
+        )
+        ctx = LoopContext(
+            runtime=runtime,
+            os_family=OsFamily.LINUX,
+            enforcer=enforcer,
             llm=cast(Any, None),
             model="model-a",
             dispatch=dispatch,
             approvals=gate,
             emitter=emitter,
             store=cast(Any, None),
-            system_prompt="",
             uploader=None,
         )
         task = TaskRecord(task_id="task-1", prompt="fetch", max_steps=10, approval_mode=approval_mode)
