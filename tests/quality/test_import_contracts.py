@@ -29,6 +29,9 @@ PACKAGES = [
     "agent_runtime",
     "agent_runtime/agent_host",
     "agent_runtime/agent_host/policy",
+    "agent_runtime/agent_host/session",
+    "agent_runtime/agent_host/loop",
+    "agent_runtime/agent_host/session_runtime",
     "agent_runtime/tool_runtime",
     "agent_runtime/scripted_gateway",
     "cowork_release",
@@ -69,6 +72,10 @@ VIOLATIONS = {
     "boto3-only-in-the-aws-store": ("backend/common/bad.py", "import boto3\n"),
     "release-tooling-stands-alone": ("cowork_release/bad.py", "import agent_runtime\n"),
     "updater-logic-is-qt-free": ("desktop/updater/bad.py", "from PySide6 import QtCore\n"),
+    "session-runtime-below-the-loop": (
+        "agent_runtime/agent_host/session_runtime/bad.py",
+        "from agent_runtime.agent_host import loop\n",
+    ),
     "conversation-logic-is-qt-free": ("desktop/conversation/bad.py", "import desktop.supervision\n"),
 }
 
