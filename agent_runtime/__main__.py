@@ -1,5 +1,6 @@
-import sys
-
 from agent_runtime.main import main
+from contracts.ipc.eventloop import exit_now
 
-sys.exit(main())
+# Once main() returns the session is over and all it leaves behind is written: the interpreter's
+# teardown would only keep the client that waits for this process's exit waiting.
+exit_now(main())

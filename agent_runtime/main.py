@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,8 +29,12 @@ if TYPE_CHECKING:
     from agent_runtime.agent_host.routing import ToolRouter
     from agent_runtime.agent_host.session.host import SessionHost
     from agent_runtime.agent_host.session.rpc.dispatcher import Dispatcher
+    from contracts.mcp_boundary import McpServers, McpSetup
 
 __all__ = ["main"]
+
+_PROGRAM_STARTED = time.perf_counter()
+"""When this module was first imported: the start of ``startupMs`` (telemetry ``runtime_started``)."""
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -51,9 +56,20 @@ def _router(paths: Sequence[str]) -> ToolRouter:
     return LocalToolRouter(workspace_root=Path(paths[0]) if paths else None)
 
 
+def _mcp_servers(setup: McpSetup) -> McpServers:
+    # Only sessions with MCP servers configured get here: the MCP client and the SDK load then, never on
+    # the way to "ready".
+    from agent_runtime.tool_runtime.mcp.integration import McpManager
+
+    return McpManager(setup)
+
+
 def _load_in_background() -> concurrent.futures.Future[None]:
-    """Import the session host (pydantic models, httpx, the policy engine…) on a thread while the main
-    thread connects to the desktop: the connection is up and reading long before the handlers exist."""
+    """Import the session host (pydantic models, httpx, the policy engine…) and the tool runtime on a
+    thread while the main thread connects to the desktop: the connection is up and reading long before
+    the handlers exist. The tool runtime comes second — ``CreateSession`` needs its tool definitions —
+    so it loads while a client that is still starting its backend has not sent ``CreateSession`` yet,
+    rather than after it arrived."""
     done: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def load() -> None:
@@ -65,8 +81,12 @@ def _load_in_background() -> concurrent.futures.Future[None]:
             importlib.import_module("agent_runtime.agent_host.session.host")
         except BaseException as exc:  # surfaces on the main thread, where it is awaited
             done.set_exception(exc)
-        else:
-            done.set_result(None)
+            return
+        done.set_result(None)
+        # Not awaited: _router imports it again when a session needs it (an import in progress on
+        # this thread is waited for there, and a failure is raised there).
+        with contextlib.suppress(Exception):
+            importlib.import_module("agent_runtime.tool_runtime")
 
     threading.Thread(target=load, name="load-host", daemon=True).start()
     return done
@@ -112,12 +132,13 @@ async def _serve(args: argparse.Namespace, loading: concurrent.futures.Future[No
             router_factory=_router,
             os_family=OsFamily(_os_family()),
             exit_requested=exit_requested,
+            mcp_factory=_mcp_servers,
+            startup_ms=(time.perf_counter() - _PROGRAM_STARTED) * 1000.0,
         )
         hosts.append(host)
         dispatcher = Dispatcher()
         host.register(dispatcher)
         host.attach(connection.notify)
-        host.start_background_work()
         return dispatcher
 
     connection = RpcConnection(reader, writer, DeferredDispatcher(build()), initial=rest)
@@ -143,8 +164,22 @@ async def _serve(args: argparse.Namespace, loading: concurrent.futures.Future[No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["mcp"]:
+        # The operators' MCP commands (``mcp probe URL``): imported only here, so the session's own
+        # start (--connect, --stdio) never loads the MCP client.
+        from agent_runtime.tool_runtime.mcp.probe import command_main
+
+        return command_main(argv[1:])
+    if argv[:1] == ["fork-server"]:
+        # cowork exec's warm runtime (agent_runtime.fork_server): its children run main() below.
+        from agent_runtime.fork_server import command_main as fork_server_main
+
+        return fork_server_main(argv[1:])
     parser = argparse.ArgumentParser(
-        prog="cowork-agent-runtime", description="The Cowork agent runtime: one session per process."
+        prog="cowork-agent-runtime",
+        description="The Cowork agent runtime: one session per process.",
+        epilog="cowork-agent-runtime mcp probe URL … checks an MCP server (see mcp probe --help).",
     )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--connect", metavar="NAME", help="the desktop's local server to connect to")

@@ -1,4 +1,4 @@
-"""The app factory: one FastAPI app per service, or several (all six: the combined app of local mode).
+"""The app factory: one FastAPI app per service, or several (all seven: the combined app of local mode).
 
 Services reach each other through their ports: in one app the other service object itself; across apps
 an HTTP adapter to ``peers_url`` (:mod:`backend.peers`), the base URL under which the other services'
@@ -23,30 +23,48 @@ from backend.audit.service import AuditService
 from backend.common.admission import FairAdmission
 from backend.common.auth import Principal, TokenVerifier
 from backend.common.clock import Clock, SystemClock
+from backend.common.errors import BackendError
 from backend.common.handlers import ErrorShapeMiddleware
 from backend.common.openapi import install_openapi
+from backend.common.quota_config import QuotaDirectory
+from backend.common.quotas import Quotas
 from backend.common.runner import Runner
 from backend.common.security import Authenticator
 from backend.common.settings import Settings
-from backend.peers import HttpPolicyProvider, HttpSessionDirectory, HttpWorkspaceResolver, ServiceClient
+from backend.peers import (
+    HttpPolicyProvider,
+    HttpSessionDirectory,
+    HttpWorkspaceResolver,
+    HttpWorkspaceSearcher,
+    ServiceClient,
+)
 from backend.policy import api as policy_api
-from backend.policy.config import PolicyDirectory, builtin_policy
+from backend.policy.config import PolicyConfigError, PolicyDirectory, builtin_policy
 from backend.policy.service import PolicyService
 from backend.session import api as session_api
+from backend.session import push_api
 from backend.session.compatibility import CompatibilityChecker
-from backend.session.ports import PolicyProvider
+from backend.session.ports import PolicyProvider, PolicyStanding
+from backend.session.push import PushSettings, SessionPush
 from backend.session.service import SessionService
 from backend.storage import Stores
 from backend.telemetry import api as telemetry_api
+from backend.telemetry.export import EventExporter, OtlpLogExporter, logs_endpoint
 from backend.telemetry.service import TelemetryService
+from backend.tools import api as tools_api
+from backend.tools.ports import WorkspaceSearcher
+from backend.tools.service import ToolService
+from backend.tools.web_fetch import WebFetch
+from backend.tools.workspace_search import WorkspaceSearch
 from backend.workspace import api as workspace_api
 from backend.workspace.service import WorkspaceService
-from contracts.enums import WorkspaceScope
+from contracts.enums import Capability, WorkspaceScope
+from contracts.errors import ErrorCode
 from contracts.rest.workspaces import WorkspaceResource
 
 __all__ = ["SERVICES", "Backend", "BackendApp", "create_app"]
 
-SERVICES = ("session", "policy", "workspace", "approval", "audit", "telemetry")
+SERVICES = ("session", "policy", "workspace", "approval", "audit", "telemetry", "tools")
 VERSION = "0.1.0"
 
 
@@ -81,11 +99,14 @@ class Backend:
     approvals: ApprovalService | None = None
     audit: AuditService | None = None
     telemetry: TelemetryService | None = None
+    tools: ToolService | None = None
     peer_clients: list[ServiceClient] = field(default_factory=list)
 
     def close(self) -> None:
         for client in self.peer_clients:
             client.close()
+        if self.telemetry is not None:
+            self.telemetry.close()
 
 
 def create_app(
@@ -99,8 +120,18 @@ def create_app(
     policies: PolicyDirectory | None = None,
     clock: Clock | None = None,
     peers_url: str | None = None,
+    quotas: QuotaDirectory | None = None,
+    exporter: EventExporter | None = None,
+    push: PushSettings | None = None,
+    websockets: bool = True,
 ) -> FastAPI:
-    """An app serving ``services`` over ``stores``. ``app.state.backend`` holds the service objects."""
+    """An app serving ``services`` over ``stores``. ``app.state.backend`` holds the service objects.
+
+    ``quotas``: the tenants' limits (default: ``<config dir>/quotas`` of ``policies``; none without a
+    config directory); a quota file that cannot be used is a ValueError here. ``exporter``: where
+    telemetry goes besides the store (default: the OTLP collector of ``settings.otlp_endpoint``).
+    ``push``: the Session Service's push intervals; ``websockets`` False serves the push by polling
+    only (``GET /sessions/{id}/policy-status``), for a server behind a proxy that does not pass them."""
     wanted = tuple(dict.fromkeys(services))
     unknown = sorted(set(wanted) - set(SERVICES))
     if unknown:
@@ -111,6 +142,11 @@ def create_app(
         None,
         builtin_policy(bundle_ttl=settings.bundle_ttl, max_artifact_bytes=settings.limits.max_artifact_bytes),
     )
+    quota_directory = quotas if quotas is not None else QuotaDirectory(policies.directory)
+    problems = quota_directory.check()
+    if problems:
+        raise ValueError("quota configuration: " + "; ".join(problems))
+    quota_guard = Quotas(quota_directory, stores.usage, clock)
     runner = Runner(inline=not stores.blocking)
     authenticate = Authenticator(verifier)
     limits = settings.limits
@@ -131,7 +167,8 @@ def create_app(
     app = BackendApp(
         title="Cowork backend",
         version=VERSION,
-        description="Session, Policy, Workspace, Approval, Audit and Telemetry services (seed 001 §1). "
+        description="Session, Policy, Workspace, Approval, Audit, Telemetry and Backend Tool services "
+        "(seed 001 §1). "
         "Errors are always the error shape {code, message, retryable, details}.",
         separate_input_output_schemas=False,
         redoc_url=None,
@@ -155,6 +192,7 @@ def create_app(
         body_models += policy_api.BODY_MODELS
     if "session" in wanted:
         policy_provider: PolicyProvider = backend.policy or HttpPolicyProvider(remote())
+        policy_status = _PolicyStatus(policies)
         backend.sessions = SessionService(
             stores.sessions,
             policy_provider,
@@ -162,17 +200,33 @@ def create_app(
             CompatibilityChecker(settings.host_versions, settings.desktop_versions),
             clock,
             settings,
+            quotas=quota_guard,
+            policy_status=policy_status,
         )
         session_directory.target = backend.sessions
         _add_routes(
             app, session_api.router(backend.sessions, authenticate, runner, limits.max_json_body_bytes)
         )
         body_models += session_api.BODY_MODELS
-    elif {"workspace", "approval"} & set(wanted):
+        pushing = SessionPush(backend.sessions, stores.sessions, policy_status, runner, push)
+        _add_routes(
+            app,
+            push_api.router(
+                backend.sessions,
+                pushing,
+                authenticate,
+                verifier,
+                runner,
+                limits.max_json_body_bytes,
+                websockets=websockets,
+            ),
+        )
+        body_models += push_api.BODY_MODELS
+    elif {"workspace", "approval", "tools"} & set(wanted):
         session_directory.target = HttpSessionDirectory(remote())
     if "workspace" in wanted:
         backend.workspaces = WorkspaceService(
-            stores.workspaces, stores.content, session_directory, clock, settings
+            stores.workspaces, stores.content, session_directory, clock, settings, quotas=quota_guard
         )
         workspace_resolver.target = backend.workspaces
         _add_routes(app, workspace_api.router(backend.workspaces, authenticate, runner, limits))
@@ -192,9 +246,25 @@ def create_app(
         _add_routes(app, audit_api.router(backend.audit, authenticate, runner, limits))
         body_models += audit_api.BODY_MODELS
     if "telemetry" in wanted:
-        backend.telemetry = TelemetryService(stores.telemetry, clock, settings)
+        if exporter is None and settings.otlp_endpoint is not None:
+            exporter = OtlpLogExporter(logs_endpoint(settings.otlp_endpoint))
+        backend.telemetry = TelemetryService(
+            stores.telemetry, clock, settings, quotas=quota_guard, exporter=exporter
+        )
         _add_routes(app, telemetry_api.router(backend.telemetry, authenticate, runner, limits))
         body_models += telemetry_api.BODY_MODELS
+
+    if "tools" in wanted:
+        searcher: WorkspaceSearcher = backend.workspaces or HttpWorkspaceSearcher(remote())
+        backend.tools = ToolService(
+            [WorkspaceSearch(searcher, runner), WebFetch(allow_loopback=settings.web_fetch_allow_loopback)],
+            _PolicyToolAllowlist(policies),
+            session_directory,
+            runner,
+            timeout=settings.tool_timeout,
+        )
+        _add_routes(app, tools_api.router(backend.tools, authenticate, limits.max_json_body_bytes))
+        body_models += tools_api.BODY_MODELS
 
     @app.get("/health", include_in_schema=False)
     async def health() -> Response:
@@ -222,6 +292,40 @@ class _SessionDirectory:
     def workspace_of(self, principal: Principal, session_id: str) -> str | None:
         assert self.target is not None, "no Session Service wired"
         return self.target.workspace_of(principal, session_id)
+
+
+class _PolicyStatus:
+    """The Session Service's view of the tenants' policy standing: the state files beside the policy
+    files (:mod:`backend.policy.state`), which every backend process reads alike."""
+
+    def __init__(self, policies: PolicyDirectory) -> None:
+        self._states = policies.states
+
+    def standing(self, tenant_id: str) -> PolicyStanding:
+        state = self._states.read(tenant_id)
+        return PolicyStanding(state.version, state.revoked, state.reason)
+
+
+class _PolicyToolAllowlist:
+    """The Backend Tool Service's view of the tenant's policy: its ``BackendTool.Invoke`` grant."""
+
+    def __init__(self, policies: PolicyDirectory) -> None:
+        self._policies = policies
+
+    def allowed_tool_names(self, tenant_id: str) -> frozenset[str] | None:
+        try:
+            policy = self._policies.for_tenant(tenant_id)
+        except PolicyConfigError:
+            raise BackendError(
+                ErrorCode.POLICY_BUNDLE_INVALID,
+                "The policy configuration for this tenant is invalid; an administrator must fix it",
+                status_code=500,
+            ) from None
+        for grant in policy.template.get("capabilities", []):
+            if grant.get("name") == Capability.BACKEND_TOOL_INVOKE.value:
+                names = grant.get("allowedToolNames")
+                return None if names is None else frozenset(names)
+        return frozenset()
 
 
 class _WorkspaceResolver:

@@ -2,19 +2,27 @@
 
 Commands::
 
-    serve         run the services with uvicorn (--store memory|local|aws); prints a JSON "ready" line
+    serve         run the services with uvicorn (--store memory|local|aws); prints a JSON "ready" line;
+                  --idle-timeout S stops it after S seconds without a client (backend/idle.py)
     token         mint a bearer token for development (--tenant, --user, --ttl)
     keygen        create the auth and policy key pairs in the data directory
-    purge         remove workspaces inactive for 90 days, orphaned artifacts and content
-    audit-verify  check a tenant's audit hash chain; exit 1 at the first broken link
+    purge         remove workspaces inactive for 90 days, orphaned artifacts and content; index for
+                  search the artifacts stored without an index entry
+    audit tail    a tenant's latest audit records as JSON lines (filters; --follow)
+    audit verify  check a tenant's audit hash chain; exit 1 at the first broken link
+                  (``audit-verify`` is the same command, kept under its former name)
+    quota show    a tenant's quotas and usage; ``quota set`` changes its limits
+    policy set|revoke|show   install, revoke or show a tenant's policy (running sessions are told)
+    session stop  end a running session (remote admin stop)
     aws-setup     create the DynamoDB tables (GSIs, TTL) and the S3 bucket for development
 
-Exit codes: 0 success, 1 the check failed (audit-verify), 2 bad usage or configuration.
+Exit codes: 0 success, 1 the check failed (audit verify), 2 bad usage or configuration.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import logging
@@ -33,15 +41,16 @@ import anyio.to_thread
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from backend.admin_commands import add_admin_commands
 from backend.apps import SERVICES, Backend, create_app
-from backend.audit.service import AuditService
-from backend.common.auth import TokenIssuer, TokenVerifier, valid_tenant_id
+from backend.common.auth import ADMIN_SCOPE, TokenIssuer, TokenVerifier
 from backend.common.clock import SystemClock
 from backend.common.config_file import ConfigError, load_settings
 from backend.common.errors import StorageError
 from backend.common.keys import KeyFileError, load_private_key, load_public_key
 from backend.common.logs import configure_logging
 from backend.common.settings import Settings
+from backend.idle import IdleWatch
 from backend.local_mode import (
     LOCAL_TENANT,
     KeyPairs,
@@ -50,7 +59,9 @@ from backend.local_mode import (
     remove_state_file,
     write_state_file,
 )
+from backend.operations import OperatorHooks, add_operator_commands, audit_verify
 from backend.policy.config import PolicyDirectory, builtin_policy
+from backend.session.push import PushSettings
 from backend.storage import Stores
 from backend.workspace.service import WorkspaceService
 
@@ -112,10 +123,18 @@ def _aws_settings(args: argparse.Namespace, settings: Settings) -> AwsSettings:
 class _Server(uvicorn.Server):
     """uvicorn, announcing readiness once it accepts connections and exiting 0 on SIGTERM/SIGINT."""
 
-    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None], worker_threads: int) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        on_ready: Callable[[], None],
+        worker_threads: int,
+        idle: IdleWatch | None = None,
+    ) -> None:
         super().__init__(config)
         self._on_ready = on_ready
         self._worker_threads = worker_threads
+        self._idle = idle
+        self._watching: asyncio.Task[None] | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         # Blocking store calls and artifact bytes run in these worker threads (anyio's default is
@@ -124,6 +143,16 @@ class _Server(uvicorn.Server):
         await super().startup(sockets)
         if self.started:
             self._on_ready()
+            if self._idle is not None:
+                self._watching = asyncio.create_task(self._idle.run(self.server_state, self._stop_idle))
+
+    def _stop_idle(self) -> None:
+        self.should_exit = True
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self._watching is not None:
+            self._watching.cancel()
+        await super().shutdown(sockets)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -234,6 +263,8 @@ def _serve(args: argparse.Namespace) -> int:
                 policies=policies,
                 clock=clock,
                 peers_url=args.peers_url,
+                push=PushSettings(poll_s=args.push_interval),
+                websockets=not args.no_websockets,
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
@@ -273,6 +304,8 @@ def _serve(args: argparse.Namespace) -> int:
             app,
             loop=loop,
             http=http,
+            # Without WebSockets uvicorn refuses upgrades as a proxy that does not pass them would.
+            ws="none" if args.no_websockets else "auto",
             lifespan="off",
             access_log=False,
             log_config=None,
@@ -283,7 +316,11 @@ def _serve(args: argparse.Namespace) -> int:
             timeout_keep_alive=30,
             timeout_graceful_shutdown=10,
         )
-        _Server(config, ready, args.worker_threads).run(sockets=[sock])
+        if args.no_websockets:
+            # uvicorn says "install websockets" at every refused upgrade: the operator chose to serve none.
+            logging.getLogger("uvicorn.error").addFilter(_NoWebSocketAdvice())
+        idle = IdleWatch(args.data_dir, args.idle_timeout) if args.idle_timeout > 0 else None
+        _Server(config, ready, args.worker_threads, idle).run(sockets=[sock])
         for thread in purging:
             thread.join(timeout=30)
         return 0
@@ -295,14 +332,27 @@ def _serve(args: argparse.Namespace) -> int:
         stores.close()
 
 
+class _NoWebSocketAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("No supported WebSocket library")
+
+
 def _purge_quietly(workspaces: WorkspaceService) -> None:
-    """The start-up purge of local mode (workspaces inactive for 90 days, orphaned content)."""
+    """The start-up maintenance of local mode: the purge (workspaces inactive for 90 days, orphaned
+    content), then indexing for search what was stored before the index existed."""
     try:
         report = workspaces.purge()
     except Exception:
         logger.exception("the start-up purge failed; it runs again at the next start")
+    else:
+        logger.info("start-up purge: %s", json.dumps(asdict(report)))
+    try:
+        indexed = workspaces.index_backlog()
+    except Exception:
+        logger.exception("indexing stored artifacts for search failed; it runs again at the next start")
         return
-    logger.info("start-up purge: %s", json.dumps(asdict(report)))
+    if indexed:
+        logger.info("start-up search indexing: %d artifacts indexed", indexed)
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -321,7 +371,9 @@ def _token(args: argparse.Namespace) -> int:
     except KeyFileError as exc:
         raise UsageError(str(exc)) from None
     try:
-        token = TokenIssuer(key, SystemClock()).mint(args.tenant, args.user, timedelta(seconds=args.ttl))
+        token = TokenIssuer(key, SystemClock()).mint(
+            args.tenant, args.user, timedelta(seconds=args.ttl), scopes=[ADMIN_SCOPE] if args.admin else []
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(token)
@@ -345,32 +397,15 @@ def _purge(args: argparse.Namespace) -> int:
     try:
         service = WorkspaceService(stores.workspaces, stores.content, _NoSessions(), SystemClock(), settings)
         report = service.purge()
-        print(json.dumps({"purged": asdict(report)}))
+        indexed = service.index_backlog()
+        print(json.dumps({"purged": asdict(report), "indexed": indexed}))
         return 0
     finally:
         stores.close()
 
 
 def _audit_verify(args: argparse.Namespace) -> int:
-    if not valid_tenant_id(args.tenant):
-        raise UsageError("not a valid tenant ID")
-    stores = _open_stores(args, _settings(args))
-    try:
-        verdict = AuditService(stores.audit, SystemClock()).verify(args.tenant)
-    finally:
-        stores.close()
-    print(
-        json.dumps(
-            {
-                "tenantId": args.tenant,
-                "ok": verdict.ok,
-                "checked": verdict.checked,
-                "brokenAt": verdict.broken_at,
-                "problem": verdict.problem,
-            }
-        )
-    )
-    return 0 if verdict.ok else 1
+    return audit_verify(args, _OPERATOR_HOOKS)
 
 
 def _aws_setup(args: argparse.Namespace) -> int:
@@ -379,6 +414,9 @@ def _aws_setup(args: argparse.Namespace) -> int:
     created = create_resources(_aws_settings(args, Settings()))
     print(json.dumps({"created": created}))
     return 0
+
+
+_OPERATOR_HOOKS = OperatorHooks(settings=_settings, open_stores=_open_stores, usage_error=UsageError)
 
 
 class _NoSessions:
@@ -433,6 +471,27 @@ def _parser() -> argparse.ArgumentParser:
         "--retired-policy-key", type=Path, action="append", help="PEM public key still published (repeatable)"
     )
     serve.add_argument("--worker-threads", type=int, default=8, help="threads for blocking work (default 8)")
+    serve.add_argument(
+        "--idle-timeout",
+        type=_seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="stop after this long without a client (a lease in the data dir), connection or request;"
+        " 0 = never (default). The embedded backend is started with $COWORK_BACKEND_IDLE_TIMEOUT or 600",
+    )
+    serve.add_argument(
+        "--no-websockets",
+        action="store_true",
+        help="serve no WebSockets (behind a proxy that does not pass them): runtimes poll for policy"
+        " changes and stops instead of receiving them",
+    )
+    serve.add_argument(
+        "--push-interval",
+        type=_interval_seconds,
+        default=1.0,
+        metavar="SECONDS",
+        help="how often a session's push connection checks for policy changes (default 1; stops: twice that)",
+    )
     serve.add_argument("--log-file", type=Path, default=None, help="JSON log lines go here (default stderr)")
     serve.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     serve.set_defaults(run=_serve)
@@ -445,6 +504,11 @@ def _parser() -> argparse.ArgumentParser:
     token.add_argument(
         "--key", type=Path, default=None, help="PEM private key (default: the data dir's auth key)"
     )
+    token.add_argument(
+        "--admin",
+        action="store_true",
+        help="with the 'admin' scope: the tenant's audit log (GET /audit/events, /audit/verify)",
+    )
     token.set_defaults(run=_token)
 
     keygen = commands.add_parser("keygen", help="create the key pairs in the data directory")
@@ -455,7 +519,10 @@ def _parser() -> argparse.ArgumentParser:
     store(purge, ("local", "aws"))
     purge.set_defaults(run=_purge)
 
-    verify = commands.add_parser("audit-verify", help="verify a tenant's audit hash chain")
+    add_operator_commands(commands, store, _OPERATOR_HOOKS)
+    add_admin_commands(commands, store, _OPERATOR_HOOKS)
+
+    verify = commands.add_parser("audit-verify", help="the same as 'audit verify'")
     store(verify, ("local", "aws"))
     verify.add_argument("--tenant", required=True)
     verify.set_defaults(run=_audit_verify)
@@ -466,6 +533,23 @@ def _parser() -> argparse.ArgumentParser:
     setup.add_argument("--bucket", default=None)
     setup.set_defaults(run=_aws_setup)
     return parser
+
+
+def _interval_seconds(text: str) -> float:
+    value = _seconds(text)
+    if not 0.05 <= value <= 60:
+        raise argparse.ArgumentTypeError("must be from 0.05 to 60 seconds")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError("must be a number of seconds ≥ 0")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,7 +7,8 @@ the desktop and the runtime read to find and call their local backend.
      "tenantId": "local", "userId": "jane", "policyKeys": [{"keyId": …, "publicKey": …}],
      "startedAt": "2026-02-21T15:00:00Z"}
 
-It is removed on a clean shutdown; a file whose ``pid`` is not running is stale.
+It is removed on a clean shutdown; a file whose ``pid`` is not running is stale. How clients share
+this backend and when it stops on its own: :mod:`contracts.local_backend`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from platformdirs import user_data_dir
 from backend.common.auth import valid_user_id
 from backend.common.files import write_atomically
 from backend.common.keys import load_or_create_private_key, private_directory
+from contracts.local_backend import STATE_FILE
 from contracts.rest.policies import PolicyKeySet
 
 __all__ = [
@@ -39,7 +41,6 @@ __all__ = [
 ]
 
 LOCAL_TENANT = "local"
-STATE_FILE = "backend.json"
 
 
 def default_data_dir() -> Path:

@@ -23,9 +23,15 @@ from contracts.enums import Capability, WorkspaceScope
 from contracts.errors import ErrorCode, ErrorShape
 from contracts.rest.policies import IssueBundleRequest, IssuedBundle
 from contracts.rest.sessions import SessionResource
-from contracts.rest.workspaces import ResolveWorkspaceRequest, WorkspaceResource
+from contracts.rest.workspaces import ResolveWorkspaceRequest, WorkspaceResource, WorkspaceSearchResult
 
-__all__ = ["HttpPolicyProvider", "HttpSessionDirectory", "HttpWorkspaceResolver", "ServiceClient"]
+__all__ = [
+    "HttpPolicyProvider",
+    "HttpSessionDirectory",
+    "HttpWorkspaceResolver",
+    "HttpWorkspaceSearcher",
+    "ServiceClient",
+]
 
 logger = logging.getLogger(__name__)
 M = TypeVar("M", bound=WireModel)
@@ -41,7 +47,13 @@ class ServiceClient:
         self._client.close()
 
     def call(
-        self, principal: Principal, method: str, path: str, answer: type[M], body: WireModel | None = None
+        self,
+        principal: Principal,
+        method: str,
+        path: str,
+        answer: type[M],
+        body: WireModel | None = None,
+        params: dict[str, str | int] | None = None,
     ) -> M:
         headers = {"Authorization": f"Bearer {principal.token}", "Accept": "application/json"}
         content = None
@@ -49,7 +61,7 @@ class ServiceClient:
             headers["Content-Type"] = "application/json"
             content = body.model_dump_json(by_alias=True, exclude_none=True)
         try:
-            response = self._client.request(method, path, content=content, headers=headers)
+            response = self._client.request(method, path, content=content, headers=headers, params=params)
         except httpx.HTTPError as exc:
             logger.warning("backend peer unreachable: %s %s: %s", method, path, exc)
             raise BackendError(
@@ -123,3 +135,23 @@ class HttpSessionDirectory:
                 return None
             raise
         return session.workspace_id
+
+
+class HttpWorkspaceSearcher:
+    def __init__(self, client: ServiceClient) -> None:
+        self._client = client
+
+    def search(
+        self,
+        principal: Principal,
+        workspace_id: str,
+        query: str,
+        *,
+        limit: int = 10,
+        session_id: str | None = None,
+    ) -> WorkspaceSearchResult:
+        params: dict[str, str | int] = {"query": query, "limit": limit}
+        if session_id is not None:
+            params["sessionId"] = session_id
+        path = f"/workspaces/{quote(workspace_id, safe='')}/search"
+        return self._client.call(principal, "GET", path, WorkspaceSearchResult, params=params)

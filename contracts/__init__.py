@@ -1,11 +1,13 @@
 """Wire contracts shared by every part of Cowork: the desktop, the agent runtime and the backend.
 
-Modules: ``errors`` (the error shape and its codes), ``jsonrpc`` (envelopes), ``methods`` (the eight
-JSON-RPC methods), ``events`` (``SessionEvent`` and the audit/telemetry envelope), ``tools``,
-``messages``, ``approvals``, ``checkpoint``, ``policy``, ``enums``, ``validation``, ``ipc`` (framing,
-handshake and clients of the desktop ⇄ runtime wire), ``rest`` (the backend services' REST payloads)
-and ``signing`` (canonical JSON and Ed25519 signatures of policy bundles). JSON Schema files of the
-models are in ``contracts/schemas``.
+Modules: ``errors`` (the error shape and its codes), ``jsonrpc`` (envelopes), ``methods`` (the
+JSON-RPC methods), ``events`` (``SessionEvent`` and the audit/telemetry envelope; ``observability``:
+the featureFlags that switch audit and telemetry, and the envelope-only payloads), ``tools``,
+``messages``, ``approvals``, ``checkpoint``, ``policy``, ``mcp`` (MCP servers: configuration, state,
+tool-name patterns; ``mcp_boundary``: the runtime's in-process MCP interfaces), ``enums``,
+``validation``, ``ipc`` (framing, handshake and clients of the desktop ⇄ runtime wire), ``rest`` (the
+backend services' REST payloads) and ``signing`` (canonical JSON and Ed25519 signatures of policy
+bundles). JSON Schema files of the models are in ``contracts/schemas``.
 
 The names below are importable from ``contracts`` itself; each is loaded on first use, so importing
 one part of the package does not pay for building every model.
@@ -43,6 +45,13 @@ _EXPORTS: dict[str, str] = {
     "ApproveActionResult": "methods",
     "ShutdownParams": "methods",
     "ShutdownResult": "methods",
+    "AnswerElicitationParams": "methods",
+    "AnswerElicitationResult": "methods",
+    "GetMcpServersParams": "methods",
+    "GetMcpServersResult": "methods",
+    "McpServerConfig": "mcp",
+    "McpServerState": "mcp",
+    "WorkspaceMcpConfig": "mcp",
     "EventType": "events",
     "SessionEvent": "events",
     "EventEnvelope": "events",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from contracts._base import UtcDatetime, WireModel
@@ -19,6 +21,12 @@ class ApprovalDetails(WireModel):
     url: str | None = None
     method: str | None = None
     diff: str | None = None
+    mcp_server: str | None = None
+    """An MCP tool's server (``toolName`` is then ``"server/tool"``)."""
+    mcp_tool: str | None = None
+    """An MCP tool's name as its server calls it."""
+    arguments: dict[str, Any] | None = None
+    """An MCP tool's arguments, exactly as they would be sent to the server."""
 
 
 class ApprovalRequest(WireModel):

@@ -111,6 +111,10 @@ class Capability(StrEnum):
     WORKSPACE_UPLOAD = "Workspace.Upload"
     BACKEND_TOOL_INVOKE = "BackendTool.Invoke"
     LLM_CALL = "LLM.Call"
+    MCP_INVOKE = "Mcp.Invoke"
+    """Call a tool of an MCP server (seed 003 §9.4). Scope: ``allowedToolNames``, entries
+    ``"server/tool"`` or ``"server/*"``; only the tools matched there are registered. See
+    :mod:`contracts.mcp`."""
 
 
 class ToolName(StrEnum):
@@ -144,7 +148,8 @@ TOOL_CAPABILITIES: Mapping[ToolName, Capability] = MappingProxyType(
         ToolName.UPLOAD_ARTIFACT: Capability.WORKSPACE_UPLOAD,
     }
 )
-"""Tool → capability (seed 000 §7.2). Remote tools map to ``BackendTool.Invoke`` by allowlist."""
+"""Tool → capability (seed 000 §7.2). Remote tools map to ``BackendTool.Invoke`` by allowlist; MCP
+tools (named ``"server/tool"``) map to ``Mcp.Invoke`` by the same grant's ``allowedToolNames``."""
 
 
 class StopReason(StrEnum):

@@ -26,6 +26,7 @@ from contracts.enums import (
     ApprovalDecision,
     ApprovalMode,
     ApprovalScope,
+    ArtifactType,
     BoundedContext,
     Capability,
     Component,
@@ -33,8 +34,17 @@ from contracts.enums import (
     Severity,
     ToolStatus,
 )
-from contracts.errors import ErrorShape
+from contracts.errors import ErrorCode, ErrorShape
 from contracts.instructions import InstructionFile
+from contracts.mcp import ElicitationAction, McpServerSource, McpServerState
+from contracts.observability import (
+    ApprovalShownPayload,
+    PolicyDecisionPayload,
+    PolicyLoadedPayload,
+    RuntimeStartedPayload,
+    UpdateInstalledPayload,
+    UpdateRolledBackPayload,
+)
 from contracts.validation import FieldProblem, describe, field_path
 
 
@@ -62,6 +72,9 @@ class EventType(StrEnum):
     APPROVAL_RESOLVED = "approval_resolved"
     APPROVAL_TIMEOUT = "approval_timeout"  # 000 §10.3
     POLICY_EXPIRED = "policy_expired"
+    POLICY_UPDATED = "policy_updated"  # 001 Phase 3 server push: a changed policy swapped in between steps
+    POLICY_REVOKED = "policy_revoked"  # 001 Phase 3 policy revocation: the session pauses
+    SESSION_STOP_REQUESTED = "session_stop_requested"  # 001 §1 "remote admin stop": then it is cancelled
     CHECKPOINT_RECOVERY_FAILED = "checkpoint_recovery_failed"  # 000 §9.7 "notify the Desktop App"
     ARTIFACT_UPLOAD_FAILED = "artifact_upload_failed"  # 000 §11 "warn Desktop App"
     REDACTION_APPLIED = "redaction_applied"  # 000 §8.7
@@ -70,6 +83,20 @@ class EventType(StrEnum):
     TASK_LIST_UPDATED = "task_list_updated"
     TASK_LIST_VERIFICATION_NUDGED = "task_list_verification_nudged"
     CONVERSATION_SNAPSHOT = "conversation_snapshot"  # 002: the session_runtime_v2 snapshot (local log only)
+    MCP_SERVER_STATE_CHANGED = "mcp_server_state_changed"  # 003 §9.2, §9.3 "notify": contracts.mcp
+    MCP_PROGRESS = "mcp_progress"  # MCP progress notifications of a running tool call
+    MCP_AUTHORIZATION_REQUIRED = "mcp_authorization_required"  # MCP authorization: the user signs in
+    MCP_CONFIG_WARNING = "mcp_config_warning"  # a server entry or .cowork/mcp.json that cannot be used
+    ELICITATION_REQUESTED = "elicitation_requested"  # MCP elicitation: a server asks the user for input
+    ELICITATION_RESOLVED = "elicitation_resolved"
+    UPLOAD_SKIPPED = "upload_skipped"  # 001 §5: an upload Workspace.Upload does not allow (not sent)
+    # Envelope only (seed 001 §6.3, Phase 3 audit and telemetry): contracts.observability.
+    POLICY_DECISION = "policy_decision"
+    POLICY_LOADED = "policy_loaded"
+    RUNTIME_STARTED = "runtime_started"
+    APPROVAL_SHOWN = "approval_shown"  # from the desktop, as the next three
+    UPDATE_INSTALLED = "update_installed"
+    UPDATE_ROLLED_BACK = "update_rolled_back"
 
 
 class SessionCreatedPayload(WireModel):
@@ -120,6 +147,15 @@ class StepPayload(WireModel):
     step_id: str = Field(min_length=1)
     step_count: int | None = Field(default=None, ge=0)
     tool_name: str | None = None  # 001 §6.1's step_started example carries it
+    # step_completed in the telemetry envelope (seed 001 §6.3) only: where the step's time went.
+    duration_ms: float | None = Field(default=None, ge=0)
+    """From ``step_started`` to ``step_completed``."""
+    llm_ms: float | None = Field(default=None, ge=0)
+    """In the step's LLM calls (first ``llm_request_started`` to the last ``llm_request_completed``)."""
+    tools_ms: float | None = Field(default=None, ge=0)
+    """In its tool calls, approvals included (first ``tool_requested`` to the last ``tool_completed``)."""
+    overhead_ms: float | None = Field(default=None, ge=0)
+    """The loop's own time: the rest (context, checks, thread, checkpoints, events)."""
 
 
 class StepLimitApproachingPayload(WireModel):
@@ -157,6 +193,10 @@ class LlmRequestCompletedPayload(WireModel):
     """Input written to the provider's prompt cache; not part of ``inputTokens``."""
     truncation: str | None = None
     """The answer hit its output limit: ``visible_partial_output`` or ``reasoning_exhausted``."""
+    time_to_first_token_ms: int | None = Field(default=None, ge=0)
+    """From sending the attempt that answered to the first bytes of its stream (time to first token)."""
+    retries: int | None = Field(default=None, ge=0)
+    """Attempts before the one that answered (seed 000 §6.4)."""
 
 
 class ToolRequestedPayload(WireModel):
@@ -193,6 +233,34 @@ class PolicyExpiredPayload(WireModel):
     expires_at: UtcDatetime | None = None
 
 
+class PolicyUpdatedPayload(WireModel):
+    """The organisation changed the policy and the session now runs under the new bundle (swapped in
+    between steps, never during one)."""
+
+    policy_bundle_version: str = Field(min_length=1)
+    expires_at: UtcDatetime
+    policy_version: int | None = Field(default=None, ge=0)
+    """The tenant's policy version (one per administrator change)."""
+    added: list[Capability] = Field(default_factory=list)
+    """Capabilities granted now that were not before."""
+    removed: list[Capability] = Field(default_factory=list)
+    """Capabilities no longer granted."""
+
+
+class PolicyRevokedPayload(WireModel):
+    """The organisation revoked the policy: the session pauses (at once, or once the running tools
+    finish) until a valid policy is in force; it can then be resumed, or cancelled."""
+
+    reason: str = Field(min_length=1)
+    policy_version: int | None = Field(default=None, ge=0)
+
+
+class SessionStopRequestedPayload(WireModel):
+    """An administrator stopped the session: its task is cancelled and it ends (``session_cancelled``)."""
+
+    reason: str = Field(min_length=1)
+
+
 class CheckpointRecoveryFailedPayload(WireModel):
     reason: str = Field(min_length=1)
 
@@ -215,9 +283,70 @@ class ArtifactUploadFailedPayload(WireModel):
     reason: str = Field(min_length=1)
 
 
+class UploadSkippedPayload(WireModel):
+    """An artifact or history the policy's ``Workspace.Upload`` did not allow: not sent, and not kept
+    for later; the task goes on."""
+
+    artifact_name: str = Field(min_length=1)
+    artifact_type: ArtifactType
+    size_bytes: int = Field(ge=0)
+    reason: str = Field(min_length=1)
+    code: ErrorCode
+    """``CAPABILITY_DENIED`` (no ``Workspace.Upload`` grant) or ``FILE_TOO_LARGE`` (over its
+    ``maxFileSizeBytes``)."""
+
+
 class RedactionAppliedPayload(WireModel):
     count: int = Field(ge=1)
     kinds: list[str] = Field(default_factory=list)
+
+
+class McpProgressPayload(WireModel):
+    """A ``notifications/progress`` of an MCP tool call."""
+
+    server_name: str = Field(min_length=1)
+    tool_name: str = Field(min_length=1)
+    """The tool as its server names it."""
+    tool_call_id: str | None = None
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class ElicitationRequestedPayload(WireModel):
+    """An MCP server asks the user for input during a tool call; ``AnswerElicitation`` answers."""
+
+    elicitation_id: str = Field(min_length=1)
+    server_name: str = Field(min_length=1)
+    tool_name: str | None = None
+    message: str
+    requested_schema: dict[str, Any]
+    """The form, as the server sent it: an object schema of flat primitive properties."""
+    timeout_seconds: int | None = Field(default=None, ge=1)
+    """Unanswered after this long, the request is cancelled."""
+
+
+class ElicitationResolvedPayload(WireModel):
+    elicitation_id: str = Field(min_length=1)
+    action: ElicitationAction
+    timed_out: bool = False
+
+
+class McpAuthorizationRequiredPayload(WireModel):
+    """Open ``authorizationUrl`` in a browser to let Cowork use the server."""
+
+    server_name: str = Field(min_length=1)
+    authorization_url: str = Field(min_length=1)
+
+
+class McpConfigWarningPayload(WireModel):
+    """An MCP server configuration that was not used, and why; the session goes on without it."""
+
+    message: str = Field(min_length=1)
+    source: McpServerSource
+    path: str | None = None
+    """The file, for the project's ``.cowork/mcp.json``."""
+    server_name: str | None = None
 
 
 PAYLOADS: Mapping[EventType, type[WireModel]] = MappingProxyType(
@@ -245,6 +374,9 @@ PAYLOADS: Mapping[EventType, type[WireModel]] = MappingProxyType(
         EventType.APPROVAL_RESOLVED: ApprovalResolvedPayload,
         EventType.APPROVAL_TIMEOUT: ApprovalTimeoutPayload,
         EventType.POLICY_EXPIRED: PolicyExpiredPayload,
+        EventType.POLICY_UPDATED: PolicyUpdatedPayload,
+        EventType.POLICY_REVOKED: PolicyRevokedPayload,
+        EventType.SESSION_STOP_REQUESTED: SessionStopRequestedPayload,
         EventType.CHECKPOINT_RECOVERY_FAILED: CheckpointRecoveryFailedPayload,
         EventType.ARTIFACT_UPLOAD_FAILED: ArtifactUploadFailedPayload,
         EventType.REDACTION_APPLIED: RedactionAppliedPayload,
@@ -253,6 +385,19 @@ PAYLOADS: Mapping[EventType, type[WireModel]] = MappingProxyType(
         EventType.TASK_LIST_UPDATED: TaskListEventPayload,
         EventType.TASK_LIST_VERIFICATION_NUDGED: TaskListEventPayload,
         EventType.CONVERSATION_SNAPSHOT: ConversationSnapshotPayload,
+        EventType.MCP_SERVER_STATE_CHANGED: McpServerState,
+        EventType.MCP_PROGRESS: McpProgressPayload,
+        EventType.MCP_AUTHORIZATION_REQUIRED: McpAuthorizationRequiredPayload,
+        EventType.MCP_CONFIG_WARNING: McpConfigWarningPayload,
+        EventType.ELICITATION_REQUESTED: ElicitationRequestedPayload,
+        EventType.ELICITATION_RESOLVED: ElicitationResolvedPayload,
+        EventType.POLICY_DECISION: PolicyDecisionPayload,
+        EventType.POLICY_LOADED: PolicyLoadedPayload,
+        EventType.RUNTIME_STARTED: RuntimeStartedPayload,
+        EventType.APPROVAL_SHOWN: ApprovalShownPayload,
+        EventType.UPDATE_INSTALLED: UpdateInstalledPayload,
+        EventType.UPDATE_ROLLED_BACK: UpdateRolledBackPayload,
+        EventType.UPLOAD_SKIPPED: UploadSkippedPayload,
     }
 )
 

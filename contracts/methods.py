@@ -1,4 +1,5 @@
-"""Params and results of the eight JSON-RPC methods the runtime serves (seed 000 §3.1, 001 §6.1).
+"""Params and results of the JSON-RPC methods the runtime serves: the eight of seed 000 §3.1 and 001
+§6.1, and ``AnswerElicitation`` and ``GetMcpServers`` for MCP servers (seed 003 §9).
 
 ``StartTask`` answers as soon as the task is accepted; the task's progress and its end arrive as
 ``SessionEvent`` notifications (:mod:`contracts.events`).
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from pydantic import Field
 
@@ -25,6 +27,7 @@ from contracts.enums import (
     SessionStatus,
     TaskStatus,
 )
+from contracts.mcp import ElicitationAction, McpServerState
 from contracts.messages import SessionHistory
 from contracts.permissions import MAX_PERMISSION_RULES, PermissionRule
 from contracts.projection import TaskProjection
@@ -115,6 +118,8 @@ class ResumeSessionResult(WireModel):
     session_status: SessionStatus
     resumed_from_step_id: str | None = None
     task: TaskState | None = None
+    feature_flags: dict[str, bool] = Field(default_factory=dict)
+    """The tenant's flags as the resume's answer gave them (``contracts.observability``)."""
 
 
 class GetSessionStateParams(WireModel):
@@ -171,6 +176,30 @@ class ShutdownResult(WireModel):
     session_status: SessionStatus
 
 
+class AnswerElicitationParams(WireModel):
+    """The user's answer to an ``elicitation_requested`` event (MCP elicitation, form mode)."""
+
+    session_id: str = Field(min_length=1)
+    elicitation_id: str = Field(min_length=1)
+    action: ElicitationAction
+    content: dict[str, Any] | None = None
+    """``accept``: the form's values, checked against the requested schema."""
+
+
+class AnswerElicitationResult(WireModel):
+    accepted: bool
+    """False when the request is no longer waiting (answered, timed out, or its call ended)."""
+
+
+class GetMcpServersParams(WireModel):
+    session_id: str = Field(min_length=1)
+
+
+class GetMcpServersResult(WireModel):
+    servers: list[McpServerState]
+    """Every configured server, in configuration order (policy bundle first, then the project's)."""
+
+
 @dataclass(frozen=True, slots=True)
 class MethodSpec:
     name: str
@@ -206,6 +235,18 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType(
                 "Deliver the user's approval decision",
             ),
             MethodSpec("Shutdown", ShutdownParams, ShutdownResult, "Clean session teardown"),
+            MethodSpec(
+                "AnswerElicitation",
+                AnswerElicitationParams,
+                AnswerElicitationResult,
+                "Deliver the user's answer to an MCP server's request for input",
+            ),
+            MethodSpec(
+                "GetMcpServers",
+                GetMcpServersParams,
+                GetMcpServersResult,
+                "The session's MCP servers and their state",
+            ),
         )
     }
 )

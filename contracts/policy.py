@@ -7,10 +7,14 @@ name (seed 000 §8.1). An absent scope list means "no constraint of that kind"; 
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from typing import Any
+
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from contracts._base import UtcDatetime, WireModel
 from contracts.enums import Capability, RiskLevel
+from contracts.mcp import MAX_MCP_SERVERS, McpServerConfig, check_tool_patterns, unique_servers
+from contracts.rest.tools import is_remote_tool_name
 
 SUPPORTED_POLICY_SCHEMA_VERSIONS = frozenset({"1.0"})
 
@@ -27,6 +31,8 @@ class CapabilityGrant(WireModel):
     blocked_commands: list[str] | None = None
     allowed_domains: list[str] | None = None
     allowed_tool_names: list[str] | None = None
+    """BackendTool.Invoke: tool names; Mcp.Invoke: ``"server/tool"`` or ``"server/*"`` patterns — only
+    the MCP tools matched here are registered (seed 003 §9.4, :mod:`contracts.mcp`)."""
     approval_commands: list[str] | None = None
     """Shell.Exec: programs that need the user's approval in every mode, as the grant's
     ``requiresApproval`` does for all of them — a program name, optionally followed by words that
@@ -42,6 +48,11 @@ class ApprovalRule(WireModel):
     title: str = Field(min_length=1)
     description: str = ""
     risk_level: RiskLevel | None = None
+    tool_names: list[str] | None = None
+    """MCP tools (``"server/tool"`` or ``"server/*"``) and remote tools (``BackendTool.Invoke``, by their
+    name: ``"WebFetch"``) that need approval under this rule in every approval mode (seed 003 §9.4:
+    approval rules per MCP tool); saved permission rules never answer them. The first rule, in bundle
+    order, that matches a tool is the one shown."""
 
 
 class RedactionPattern(WireModel):
@@ -103,6 +114,12 @@ class PolicyBundle(WireModel):
     signature: str | None = None
     """Ed25519 signature (base64url) over the canonical JSON of the bundle without this field; set by
     the Policy Service so the runtime can detect tampering."""
+    mcp_servers: list[McpServerConfig] = Field(default_factory=list, max_length=MAX_MCP_SERVERS)
+    """MCP servers the organisation provides (seed 003 §9.2); the project's ``.cowork/mcp.json`` may
+    add more. Their tools are registered only as ``Mcp.Invoke``'s ``allowedToolNames`` allow."""
+    allow_local_mcp_servers: bool = False
+    """Whether local (stdio) MCP servers may be started; their command line still passes the command
+    policy of ``Shell.Exec``."""
 
     @model_validator(mode="after")
     def _consistent(self) -> PolicyBundle:
@@ -119,7 +136,29 @@ class PolicyBundle(WireModel):
                     f"capability {grant.name.value} names approval rule {grant.approval_rule_id!r},"
                     " which the bundle does not define"
                 )
+            if grant.name is Capability.MCP_INVOKE:
+                check_tool_patterns(grant.allowed_tool_names, "Mcp.Invoke allowedToolNames")
+        for rule in self.approval_rules:
+            # A remote tool (BackendTool.Invoke) is named as it is; an MCP tool by its pattern.
+            mcp_names = [name for name in rule.tool_names or () if not is_remote_tool_name(name)]
+            check_tool_patterns(mcp_names, f"approval rule {rule.approval_rule_id} toolNames")
+        unique_servers(self.mcp_servers)
         return self
+
+    @model_serializer(mode="wrap")
+    def _leave_out_mcp_defaults(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Bundles are signed over their serialised form (contracts.signing): a bundle issued before
+        # these fields existed must keep its canonical JSON, so their defaults are not written.
+        data = handler(self)
+        if isinstance(data, dict):
+            for names, default in (
+                (("mcpServers", "mcp_servers"), []),
+                (("allowLocalMcpServers", "allow_local_mcp_servers"), False),
+            ):
+                for name in names:
+                    if name in data and data[name] == default:
+                        del data[name]
+        return data
 
     def grant(self, capability: Capability) -> CapabilityGrant | None:
         return next((grant for grant in self.capabilities if grant.name is capability), None)

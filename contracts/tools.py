@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from contracts._base import WireModel
 from contracts.enums import ArtifactType, Capability, ToolStatus
@@ -105,6 +105,27 @@ class ToolDefinition(WireModel):
     tool_name: str = Field(min_length=1)
     description: str = Field(min_length=1)
     input_schema: dict[str, Any]
+
+    @classmethod
+    def for_arguments(cls, tool_name: str, description: str, arguments: type[BaseModel]) -> ToolDefinition:
+        """A tool whose input schema is ``arguments``' (by alias, as validated): one way for the tool
+        runtime's built-in tools and the Backend Tool Service's tools to describe themselves."""
+        schema = arguments.model_json_schema(by_alias=True, mode="validation")
+        return cls(tool_name=tool_name, description=description, input_schema=_without_titles(schema))
+
+
+def _without_titles(schema: Any) -> Any:
+    # Titles pydantic derives from class and field names add tokens to every LLM request and say
+    # nothing the property names and descriptions do not.
+    if isinstance(schema, dict):
+        return {
+            key: _without_titles(value)
+            for key, value in schema.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(schema, list):
+        return [_without_titles(item) for item in schema]
+    return schema
 
 
 class ToolCall(WireModel):

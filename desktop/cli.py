@@ -10,7 +10,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from desktop.settings.rules import ProjectRules
 
 __all__ = ["main"]
 
@@ -116,10 +119,10 @@ def _open(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from contracts.ipc import eventloop
     from desktop.headless.approvals import Approver, TerminalApprover, UnattendedApprover
+    from desktop.headless.elicitations import DefaultsElicitor, Elicitor, TerminalElicitor
     from desktop.headless.render import JsonRenderer, Renderer, TextRenderer
     from desktop.headless.run import ExecOptions, run_exec
-    from desktop.settings.rules import ProjectRules
-    from desktop.settings.store import SettingsStore
+    from desktop.headless.terminal import TerminalLines
 
     prompt = args.prompt
     if prompt == "-":
@@ -129,7 +132,7 @@ def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.resume is not None and prompt is not None:
         parser.error("--resume continues the session's task; it takes no PROMPT")
     workspace = None if args.general else (args.workspace or Path.cwd()).expanduser().absolute()
-    if prompt is not None:
+    if prompt is not None and prompt.lstrip().startswith("/"):
         from desktop.conversation.commands import CommandError, expand_prompt
 
         try:
@@ -139,19 +142,27 @@ def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     renderer: Renderer = (JsonRenderer if args.json else TextRenderer)(sys.stdout, sys.stderr)
     interactive = args.prompt != "-" and sys.stdin.isatty() and sys.stderr.isatty()
-    rules = ProjectRules(SettingsStore())
     save_rules: Callable[[Any], str] | None = None
+    saved_rules: Callable[[], Sequence[dict[str, Any]]] = tuple
     if workspace is not None:
         project = workspace
 
         def save_rules(suggested: Any) -> str:
-            saved = rules.add_wire(project, suggested)
+            saved = _project_rules().add_wire(project, suggested)
             return ", ".join(rule.describe() for rule in saved)
 
+        def saved_rules() -> Sequence[dict[str, Any]]:
+            return _project_rules().wire_for_project(project)
+
     approver: Approver
+    elicitor: Elicitor = DefaultsElicitor()
+    lines = TerminalLines(sys.stdin)
+    if interactive:
+        # An MCP server's question needs an answer even with --approve-all: it is not an approval.
+        elicitor = TerminalElicitor(lines, sys.stderr, before_prompt=lambda: renderer.note(""))
     if interactive and not args.approve_all:
         approver = TerminalApprover(
-            sys.stdin, sys.stderr, before_prompt=lambda: renderer.note(""), save_rules=save_rules
+            sys.stdin, sys.stderr, before_prompt=lambda: renderer.note(""), save_rules=save_rules, lines=lines
         )
     else:
         if args.approve_all:
@@ -162,14 +173,36 @@ def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         workspace=workspace,
         approval_mode=args.approval_mode,
         max_steps=args.max_steps,
-        permission_rules=tuple(rules.wire_for_project(workspace)) if workspace is not None else (),
+        permission_rules=saved_rules,
         resume=args.resume,
         demo=args.demo,
         endpoint=args.endpoint,
         api=args.api,
         model=args.model,
     )
-    return eventloop.run(run_exec(options, os.environ, renderer, approver))
+    browser = _open_browser if interactive else None
+    status = eventloop.run(
+        run_exec(options, os.environ, renderer, approver, elicitor=elicitor, open_browser=browser)
+    )
+    # The answer is printed and the runtime gone: the interpreter's teardown would only delay the
+    # prompt of the shell (or the script) that waits for this exit.
+    eventloop.exit_now(status)
+
+
+def _open_browser(url: str) -> None:
+    """An MCP server's sign-in page, in the user's browser; on a thread, as the browser may take a while."""
+    import threading
+    import webbrowser
+
+    threading.Thread(target=webbrowser.open, args=(url,), name="open-browser", daemon=True).start()
+
+
+def _project_rules() -> ProjectRules:
+    # Read while the runtime starts, not before it is spawned: the rules' models import pydantic.
+    from desktop.settings.rules import ProjectRules
+    from desktop.settings.store import SettingsStore
+
+    return ProjectRules(SettingsStore())
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import contextlib
 import hmac
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -130,10 +131,19 @@ class GatewayApp:
         return ok
 
     async def _model_call(self, scope: Scope, receive: Receive, send: Send, dialect: Dialect) -> None:
+        arrived = time.time()
         try:
             raw = await _read_body(receive, MAX_REQUEST_BYTES)
         except _TooLarge:
-            record = self.state.record("POST", scope["path"], dialect, redact(scope["headers"]), None)
+            record = self.state.record(
+                "POST",
+                scope["path"],
+                dialect,
+                redact(scope["headers"]),
+                None,
+                received_at=arrived,
+                client_port=_client_port(scope),
+            )
             self.state.update(record, outcome="invalid")
             await _json(send, 413, error_body(dialect, 413, "The request body is larger than 32 MiB"))
             return
@@ -143,7 +153,15 @@ class GatewayApp:
             body: Any = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             body = None
-        record = self.state.record("POST", scope["path"], dialect, redact(scope["headers"]), body)
+        record = self.state.record(
+            "POST",
+            scope["path"],
+            dialect,
+            redact(scope["headers"]),
+            body,
+            received_at=arrived,
+            client_port=_client_port(scope),
+        )
         if not self._authorised(scope, dialect):
             self.state.update(record, outcome="unauthorized")
             await _json(send, 401, error_body(dialect, 401, default_message(401)))
@@ -175,6 +193,11 @@ class GatewayApp:
 
 class _TooLarge(Exception):
     pass
+
+
+def _client_port(scope: Scope) -> int | None:
+    client = scope.get("client")
+    return client[1] if client else None
 
 
 def _request_problem(body: Any) -> str | None:

@@ -3,7 +3,9 @@
 Prints one line when it accepts connections — ``Scripted LLM gateway listening on http://HOST:PORT``
 (the URL is the line's last word, for a parent process that started it with ``--port 0``) — and
 shuts down cleanly, exit status 0, on SIGINT or SIGTERM. The token to require may come from
-``--token`` or, kept out of the process list, from ``COWORK_SCRIPTED_GATEWAY_TOKEN``.
+``--token`` or, kept out of the process list, from ``COWORK_SCRIPTED_GATEWAY_TOKEN``. ``--tls`` serves
+HTTPS with a self-signed certificate made at start (the URL is then ``https://``), which
+``--tls-cert-out FILE`` writes out for the client to trust.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import ipaddress
 import os
 import signal
 import sys
+from pathlib import Path
 
 from .app import GatewayApp
 from .script import ScriptError, load_script
 from .server import Serving, bind, url_for
 from .state import GatewayState
+from .tls import GatewayCertificate
 
 __all__ = ["TOKEN_VARIABLE", "main"]
 
@@ -48,6 +52,20 @@ def _parser() -> argparse.ArgumentParser:
         help="demo model only: pause between streamed chunks (default: 15)",
     )
     parser.add_argument(
+        "--tls", action="store_true", help="serve HTTPS with a self-signed certificate made at start"
+    )
+    parser.add_argument(
+        "--tls-cert-out",
+        metavar="FILE",
+        help="with --tls: write the certificate (PEM) here, for the client to trust",
+    )
+    parser.add_argument(
+        "--keep-alive",
+        type=float,
+        default=5.0,
+        help="seconds an idle client connection is kept open (default: 5, as uvicorn's)",
+    )
+    parser.add_argument(
         "--max-recorded",
         type=int,
         default=1000,
@@ -67,6 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.chunk_delay_ms < 0:
         print("scripted gateway: --chunk-delay-ms must not be negative", file=sys.stderr)
         return 2
+    if args.keep_alive <= 0:
+        print("scripted gateway: --keep-alive must be positive", file=sys.stderr)
+        return 2
+    if args.tls_cert_out and not args.tls:
+        print("scripted gateway: --tls-cert-out needs --tls", file=sys.stderr)
+        return 2
     try:
         script = None if args.demo else load_script(args.script)
     except ScriptError as exc:
@@ -79,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not _is_loopback(args.host):
         print(f"scripted gateway: warning: listening on {args.host}, beyond this machine", file=sys.stderr)
+    certificate = GatewayCertificate.generate(args.host) if args.tls else None
+    if certificate is not None and args.tls_cert_out:
+        certificate.write_certificate(Path(args.tls_cert_out))
     state = GatewayState(script, demo_chunk_delay_ms=args.chunk_delay_ms, max_recorded=args.max_recorded)
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
     app = GatewayApp(state, token=token)
@@ -93,9 +120,10 @@ def main(argv: list[str] | None = None) -> int:
             except (NotImplementedError, RuntimeError):
                 # Windows' loops have no add_signal_handler: fall back to the plain handler.
                 signal.signal(signum, lambda *_: loop.call_soon_threadsafe(stopping.set))
-        serving = Serving(app, sock)
+        serving = Serving(app, sock, tls=certificate, keep_alive_s=args.keep_alive)
         await serving.start()
-        print(f"Scripted LLM gateway{label} listening on {url_for(sock)}", flush=True)
+        url = url_for(sock, tls=certificate is not None)
+        print(f"Scripted LLM gateway{label} listening on {url}", flush=True)
         await stopping.wait()
         await serving.stop()
 

@@ -22,6 +22,7 @@ from uvicorn.server import ServerState
 from .app import GatewayApp, install_cut_filter
 from .script import Script, load_script, parse_script
 from .state import GatewayState, RecordedRequest, Responder
+from .tls import GatewayCertificate
 
 __all__ = ["ScriptedGateway", "ScriptedGatewayThread", "Serving", "bind", "url_for"]
 
@@ -51,9 +52,10 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def url_for(sock: socket.socket) -> str:
+def url_for(sock: socket.socket, *, tls: bool = False) -> str:
     host, port = sock.getsockname()[:2]
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    scheme = "https" if tls else "http"
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
 class Serving:
@@ -66,10 +68,20 @@ class Serving:
     process's handlers.
     """
 
-    def __init__(self, app: GatewayApp, sock: socket.socket) -> None:
+    def __init__(
+        self,
+        app: GatewayApp,
+        sock: socket.socket,
+        *,
+        tls: GatewayCertificate | None = None,
+        keep_alive_s: float = 5.0,
+    ) -> None:
+        """``tls``: serve HTTPS with this certificate; ``keep_alive_s``: how long an idle connection is
+        kept before the gateway closes it (uvicorn's ``timeout_keep_alive``, 5 s by default as there)."""
         install_cut_filter()
         self.app = app
         self._sock = sock
+        self._ssl = tls.server_context() if tls is not None else None
         self._config = uvicorn.Config(
             app,
             log_config=None,
@@ -78,6 +90,7 @@ class Serving:
             proxy_headers=False,
             server_header=False,
             date_header=False,
+            timeout_keep_alive=keep_alive_s,  # type: ignore[arg-type]  # uvicorn accepts a float
         )
         self._config.load()
         self._state = ServerState()
@@ -92,7 +105,12 @@ class Serving:
                 config=config, server_state=state, app_state={}, _loop=loop
             )
 
-        self._server = await loop.create_server(protocol, sock=self._sock, backlog=128)
+        self._server = await loop.create_server(protocol, sock=self._sock, backlog=128, ssl=self._ssl)
+
+    @property
+    def open_connections(self) -> int:
+        """Client connections open now (a kept-alive one counts until either side closes it)."""
+        return len(self._state.connections)
 
     async def stop(self) -> None:
         server, self._server = self._server, None
@@ -137,7 +155,11 @@ class ScriptedGateway:
         demo_chunk_delay_ms: int = 0,
         max_recorded: int | None = None,
         responder: Responder | None = None,
+        tls: bool = False,
+        keep_alive_s: float = 5.0,
     ) -> None:
+        """``tls``: serve HTTPS with a certificate made now (:attr:`certificate`, for the client to
+        trust); ``keep_alive_s``: how long the gateway keeps an idle client connection open."""
         self.state = GatewayState(
             _script(script),
             demo_chunk_delay_ms=demo_chunk_delay_ms,
@@ -147,6 +169,8 @@ class ScriptedGateway:
         self._host = host
         self._port = port
         self._token = token
+        self._keep_alive_s = keep_alive_s
+        self.certificate = GatewayCertificate.generate(host) if tls else None
         self._app: GatewayApp | None = None
         self._serving: Serving | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -169,6 +193,11 @@ class ScriptedGateway:
 
     def snapshot(self) -> dict[str, Any]:
         return self.state.snapshot()
+
+    @property
+    def open_connections(self) -> int:
+        """Client connections open now; call on the gateway's event loop."""
+        return self._serving.open_connections if self._serving is not None else 0
 
     def assert_done(self) -> None:
         """Fail (``AssertionError``) if turns were left unplayed or the script was overrun."""
@@ -201,10 +230,10 @@ class ScriptedGateway:
 
     async def start(self) -> None:
         sock = bind(self._host, self._port)
-        self._url = url_for(sock)
+        self._url = url_for(sock, tls=self.certificate is not None)
         self._loop = asyncio.get_running_loop()
         self._app = GatewayApp(self.state, token=self._token)
-        self._serving = Serving(self._app, sock)
+        self._serving = Serving(self._app, sock, tls=self.certificate, keep_alive_s=self._keep_alive_s)
         await self._serving.start()
 
     async def aclose(self) -> None:
@@ -242,6 +271,10 @@ class ScriptedGatewayThread:
     @property
     def requests(self) -> list[RecordedRequest]:
         return self.gateway.requests
+
+    @property
+    def certificate(self) -> GatewayCertificate | None:
+        return self.gateway.certificate
 
     def assert_done(self) -> None:
         self.gateway.assert_done()

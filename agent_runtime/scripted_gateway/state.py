@@ -55,12 +55,19 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     received_at: float
+    """When the request's head arrived (wall clock, ``time.time()``), before its body was read."""
     turn_index: int | None = None
     outcome: Outcome = "pending"
     chunks_sent: int = 0
     cache_read_tokens: int = 0
     """Prompt-cache tokens the answer reported as read (:mod:`.prompt_cache`)."""
     cache_write_tokens: int = 0
+    client_port: int | None = None
+    """The client's source port: two requests on one kept-alive connection share it."""
+    completed_at: float | None = None
+    """When the answer was finished — its last byte handed to the connection — or the request otherwise
+    ended (any outcome but ``pending``). With the next request's ``received_at`` it gives the client's
+    time from the end of one response to its next request, measured on this side of the wire."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +83,8 @@ class RecordedRequest:
             "chunksSent": self.chunks_sent,
             "cacheReadTokens": self.cache_read_tokens,
             "cacheWriteTokens": self.cache_write_tokens,
+            "clientPort": self.client_port,
+            "completedAt": self.completed_at,
         }
 
 
@@ -118,10 +127,21 @@ class GatewayState:
         return self.script is None and self.responder is None
 
     def record(
-        self, method: str, path: str, dialect: Dialect | None, headers: dict[str, str], body: Any
+        self,
+        method: str,
+        path: str,
+        dialect: Dialect | None,
+        headers: dict[str, str],
+        body: Any,
+        *,
+        received_at: float | None = None,
+        client_port: int | None = None,
     ) -> RecordedRequest:
+        """Record a request; ``received_at`` is when its head arrived (default: now)."""
+        arrived = time.time() if received_at is None else received_at
         with self._lock:
-            request = RecordedRequest(self._received, method, path, dialect, headers, body, time.time())
+            request = RecordedRequest(self._received, method, path, dialect, headers, body, arrived)
+            request.client_port = client_port
             self._received += 1
             self._requests.append(request)
             if self.max_recorded is not None and len(self._requests) > self.max_recorded:
@@ -130,9 +150,12 @@ class GatewayState:
         return request
 
     def update(self, request: RecordedRequest, **changes: Any) -> None:
+        finished = changes.get("outcome", "pending") != "pending"
         with self._lock:
             for name, value in changes.items():
                 setattr(request, name, value)
+            if finished and request.completed_at is None:
+                request.completed_at = time.time()
         self._changed()
 
     def next_turn(self, dialect: Dialect, body: dict[str, Any]) -> tuple[int, PlayedTurn] | None:

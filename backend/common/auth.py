@@ -1,9 +1,12 @@
 """Bearer tokens: EdDSA (Ed25519) JWTs naming the caller's tenant and user.
 
-Claims: ``tid`` (tenantId), ``sub`` (userId), ``iss``, ``aud``, ``exp``, ``iat``; the header's ``kid``
-names the signing key. Header and claims must be strict JSON (no name twice, no NaN or Infinity), and
-``exp``/``iat`` instants between 1970 and the year 9999. Every record a request reads or writes is
-scoped to the token's tenant and user — never to IDs in the body.
+Claims: ``tid`` (tenantId), ``sub`` (userId), ``iss``, ``aud``, ``exp``, ``iat`` and, optionally,
+``scope`` — space-separated scope tokens as in OAuth 2.0 (RFC 6749 §3.3, RFC 9068 §2.2.3); ``admin``
+makes the caller an administrator *of the token's tenant* (the operators' read side: the audit log and
+its verification). The header's ``kid`` names the signing key. Header and claims must be strict JSON
+(no name twice, no NaN or Infinity), and ``exp``/``iat`` instants between 1970 and the year 9999.
+Every record a request reads or writes is scoped to the token's tenant and user — never to IDs in the
+body.
 
 Verification is the hot path of every request, so a verified token is remembered (by its exact string,
 in a bounded LRU, only until its ``exp``): a client that reuses its token pays for one signature check,
@@ -27,15 +30,17 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from backend.common.clock import Clock
-from backend.common.errors import BackendError, unauthorized
+from backend.common.errors import BackendError, forbidden, unauthorized
 from contracts.signing import key_id
 
 __all__ = [
+    "ADMIN_SCOPE",
     "DEFAULT_AUDIENCE",
     "DEFAULT_ISSUER",
     "Principal",
     "TokenIssuer",
     "TokenVerifier",
+    "require_admin",
     "valid_tenant_id",
     "valid_user_id",
 ]
@@ -45,6 +50,9 @@ DEFAULT_AUDIENCE = "cowork"
 _ALGORITHM = "EdDSA"
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _USER = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
+_SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,64}( [\x21\x23-\x5b\x5d-\x7e]{1,64}){0,31}")
+"""RFC 6749 §3.3 scope tokens, space-separated; bounded (32 tokens of at most 64 characters)."""
+ADMIN_SCOPE = "admin"
 _LAST_INSTANT = 253_402_300_799
 """9999-12-31T23:59:59Z in seconds since the epoch: the last moment a date-time can name. An ``exp`` or
 ``iat`` past it (or not a finite number) is no time at all."""
@@ -68,6 +76,23 @@ class Principal:
     user_id: str
     token: str = field(default="", repr=False, compare=False)
     """The bearer token itself, forwarded when one service calls another over HTTP."""
+    scopes: frozenset[str] = frozenset()
+    """The token's ``scope`` claim, split."""
+
+    @property
+    def is_admin(self) -> bool:
+        """An administrator of :attr:`tenant_id` (never of another tenant)."""
+        return ADMIN_SCOPE in self.scopes
+
+
+def require_admin(principal: Principal, action: str) -> None:
+    """``PERMISSION_DENIED`` (403) unless the caller holds the ``admin`` scope; ``action`` completes
+    "Only an administrator of the tenant can …"."""
+    if not principal.is_admin:
+        raise forbidden(
+            f"Only an administrator of the tenant can {action}; this token has no {ADMIN_SCOPE!r} scope",
+            requiredScope=ADMIN_SCOPE,
+        )
 
 
 class TokenIssuer:
@@ -87,7 +112,7 @@ class TokenIssuer:
         self._issuer = issuer
         self._audience = audience
 
-    def mint(self, tenant_id: str, user_id: str, ttl: timedelta) -> str:
+    def mint(self, tenant_id: str, user_id: str, ttl: timedelta, *, scopes: Sequence[str] = ()) -> str:
         if not valid_tenant_id(tenant_id):
             raise ValueError("a tenant ID is 1-64 letters, digits, '.', '_' or '-'")
         if not valid_user_id(user_id):
@@ -95,7 +120,7 @@ class TokenIssuer:
         now = int(self._clock.now().timestamp())
         if not _is_instant(now + int(ttl.total_seconds())):
             raise ValueError("a token's expiry must fall between 1970 and the year 9999")
-        claims = {
+        claims: dict[str, Any] = {
             "tid": tenant_id,
             "sub": user_id,
             "iss": self._issuer,
@@ -103,6 +128,11 @@ class TokenIssuer:
             "iat": now,
             "exp": now + int(ttl.total_seconds()),
         }
+        if scopes:
+            scope = " ".join(dict.fromkeys(scopes))
+            if not _SCOPE.fullmatch(scope):
+                raise ValueError("scopes are 1-32 words of printable ASCII without quotes or backslashes")
+            claims["scope"] = scope
         return jwt.encode(claims, self._key, algorithm=_ALGORITHM, headers={"kid": self._kid})
 
 
@@ -202,7 +232,11 @@ class TokenVerifier:
             raise _bad_claims("iat")
         if now >= expires + self._leeway:
             raise unauthorized("expired", "The bearer token has expired")
-        return Principal(tenant_id=tenant, user_id=user, token=token), float(expires)
+        scope = claims.get("scope", "")
+        if not isinstance(scope, str) or (scope and not _SCOPE.fullmatch(scope)):
+            raise _bad_claims("scope")
+        scopes = frozenset(scope.split()) if scope else frozenset()
+        return Principal(tenant_id=tenant, user_id=user, token=token, scopes=scopes), float(expires)
 
 
 def _is_instant(value: Any) -> TypeGuard[int | float]:

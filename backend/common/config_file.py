@@ -18,24 +18,42 @@
     inlineContentBytes = 262144                # local store: content up to this size (at most
                                                # 1 MiB) is kept in the database; 0 keeps all in files
 
+    [telemetry]
+    otlpEndpoint = "http://collector:4318"     # also exported to this OpenTelemetry collector
+                                               # (OTLP/HTTP); $COWORK_OTLP_ENDPOINT overrides it
+
+    [tools]
+    timeoutSeconds = 120                       # a Backend Tool Service call's budget (seed 000 §7.4)
+    webFetchAllowLoopback = false              # development only: WebFetch may reach 127.0.0.1/::1
+
 Every key is optional; unknown keys are refused so a typo is not silently ignored.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import tomllib
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from backend.common.settings import Limits, Settings, VersionRange
 
-__all__ = ["MAX_INLINE_CONTENT_BYTES", "SETTINGS_FILE", "ConfigError", "load_settings"]
+__all__ = [
+    "MAX_INLINE_CONTENT_BYTES",
+    "OTLP_ENDPOINT_VARIABLE",
+    "SETTINGS_FILE",
+    "ConfigError",
+    "load_settings",
+]
 
 SETTINGS_FILE = "backend.toml"
+OTLP_ENDPOINT_VARIABLE = "COWORK_OTLP_ENDPOINT"
 MAX_INLINE_CONTENT_BYTES = 1024 * 1024
 """Past this, content in the database costs several times what a file does (its write-ahead log copies
 every byte twice) and the event loop would wait on it."""
@@ -93,20 +111,48 @@ def _version_range(table: dict[str, Any], key: str, default: VersionRange) -> Ve
     return VersionRange(supported=supported, deprecated=deprecated)
 
 
-def load_settings(config_dir: Path | None, base: Settings | None = None) -> Settings:
-    settings = base or Settings()
+def _otlp_endpoint(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be a URL")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError:
+        raise ConfigError(f"{where} is not a URL: {value!r}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ConfigError(f"{where} must be an http:// or https:// URL of the collector: {value!r}")
+    return value
+
+
+def load_settings(
+    config_dir: Path | None, base: Settings | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """``backend.toml`` over ``base``; then ``$COWORK_OTLP_ENDPOINT`` (from ``environ``, default the
+    process environment) over the file's ``otlpEndpoint``."""
+    settings = _from_file(config_dir, base or Settings())
+    endpoint = (os.environ if environ is None else environ).get(OTLP_ENDPOINT_VARIABLE)
+    if endpoint:
+        settings = dataclasses.replace(
+            settings, otlp_endpoint=_otlp_endpoint(endpoint, OTLP_ENDPOINT_VARIABLE)
+        )
+    return settings
+
+
+def _from_file(config_dir: Path | None, settings: Settings) -> Settings:
     if config_dir is None or not (config_dir / SETTINGS_FILE).is_file():
         return settings
     try:
         document = tomllib.loads((config_dir / SETTINGS_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{SETTINGS_FILE}: {exc}") from None
-    unknown = sorted(set(document) - {"compatibility", "sessions", "workspaces"})
+    unknown = sorted(set(document) - {"compatibility", "sessions", "workspaces", "telemetry", "tools"})
     if unknown:
         raise ConfigError(f"{SETTINGS_FILE}: unknown table [{unknown[0]}]")
     compatibility = _table(document, "compatibility", {"localAgentHostVersion", "desktopAppVersion"})
     sessions = _table(document, "sessions", {"bundleTtlSeconds", "resumeGraceSeconds"})
     workspaces = _table(document, "workspaces", {"inactivityDays", "maxArtifactBytes", "inlineContentBytes"})
+    telemetry = _table(document, "telemetry", {"otlpEndpoint"})
+    tools = _table(document, "tools", {"timeoutSeconds", "webFetchAllowLoopback"})
     changes: dict[str, Any] = {
         "host_versions": _version_range(compatibility, "localAgentHostVersion", settings.host_versions),
         "desktop_versions": _version_range(compatibility, "desktopAppVersion", settings.desktop_versions),
@@ -123,4 +169,12 @@ def load_settings(config_dir: Path | None, base: Settings | None = None) -> Sett
         )
     if (inline := _inline_content_bytes(workspaces)) is not None:
         changes["inline_content_bytes"] = inline
+    if "otlpEndpoint" in telemetry:
+        changes["otlp_endpoint"] = _otlp_endpoint(telemetry["otlpEndpoint"], "[telemetry] otlpEndpoint")
+    if (seconds := _positive_int(tools, "timeoutSeconds", "tools")) is not None:
+        changes["tool_timeout"] = timedelta(seconds=seconds)
+    if "webFetchAllowLoopback" in tools:
+        if not isinstance(tools["webFetchAllowLoopback"], bool):
+            raise ConfigError("[tools] webFetchAllowLoopback must be true or false")
+        changes["web_fetch_allow_loopback"] = tools["webFetchAllowLoopback"]
     return dataclasses.replace(settings, **changes)

@@ -61,5 +61,15 @@ class Settings:
     telemetry_retention: timedelta = timedelta(days=30)
     telemetry_max_rows: int = 1_000_000
     """Local store bound on telemetry rows; the oldest go first."""
+    otlp_endpoint: str | None = None
+    """An OpenTelemetry collector's base URL (OTLP/HTTP, e.g. ``http://collector:4318``): telemetry is
+    exported there as log records as well as stored. ``$COWORK_OTLP_ENDPOINT`` or backend.toml's
+    ``[telemetry] otlpEndpoint``; None: stored only."""
     host_versions: VersionRange = field(default_factory=VersionRange)
     desktop_versions: VersionRange = field(default_factory=VersionRange)
+    tool_timeout: timedelta = timedelta(seconds=120)
+    """How long a Backend Tool Service call may run (seed 000 §7.4: remote tools, 120 s); past it the
+    call answers a failed ToolResult, ``TOOL_EXECUTION_TIMEOUT``."""
+    web_fetch_allow_loopback: bool = False
+    """Development and tests only: let WebFetch reach 127.0.0.0/8 and ::1 (never other private
+    addresses). backend.toml's ``[tools] webFetchAllowLoopback``; off unless set."""

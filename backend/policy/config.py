@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from backend.common.auth import valid_tenant_id
+from backend.policy.state import PolicyStateFiles
 from contracts.policy import PolicyBundle
 from contracts.validation import invalid_request
 
@@ -103,7 +104,10 @@ def builtin_policy(
 ) -> TenantPolicy:
     """What a desktop coding agent's user expects with no configuration: read and write inside the
     project, ask before deleting or running destructive commands; other commands and web requests as the
-    user's approval mode says; LLM calls within generous budgets.
+    user's approval mode says; LLM calls within generous budgets; the two remote tools of the Backend
+    Tool Service — WorkspaceSearch freely (it only reads the user's own earlier conversations, in their
+    own workspace), WebFetch only after asking (the backend fetches any public page the model names:
+    egress in the organisation's name, and the page's content comes back into the prompt).
 
     ``allowedModels: ["*"]`` means no model allowlist: in local mode the model is whatever the user's
     own LLM gateway serves.
@@ -133,6 +137,7 @@ def builtin_policy(
             {"name": "Network.Http", "approvalRuleId": "network-http"},
             {"name": "LLM.Call"},
             {"name": "Workspace.Upload", "maxFileSizeBytes": max_artifact_bytes},
+            {"name": "BackendTool.Invoke", "allowedToolNames": ["WorkspaceSearch", "WebFetch"]},
         ],
         "approvalRules": [
             {
@@ -152,6 +157,15 @@ def builtin_policy(
                 "title": "Make a web request",
                 "description": "The agent wants to send an HTTP request to the internet.",
                 "riskLevel": "medium",
+            },
+            {
+                # Asked in every approval mode: a page fetched by the backend on the model's word.
+                "approvalRuleId": "web-fetch",
+                "title": "Fetch a web page",
+                "description": "The Cowork backend would fetch this page from the internet and show it to"
+                " the agent.",
+                "riskLevel": "medium",
+                "toolNames": ["WebFetch"],
             },
         ],
         "llmPolicy": {
@@ -284,15 +298,25 @@ class PolicyDirectory:
         self._directory = directory
         self._builtin = builtin
         self._files: dict[Path, tuple[tuple[int, int], Any]] = {}
-        self._resolved: dict[str, tuple[float, TenantPolicy | PolicyConfigError]] = {}
+        self._resolved: dict[str, tuple[float, int, TenantPolicy | PolicyConfigError]] = {}
         self._lock = threading.Lock()
+        self.states = PolicyStateFiles(directory)
+        """Each tenant's policy version and revocation (``cowork-backend policy set|revoke``)."""
+
+    @property
+    def directory(self) -> Path | None:
+        """The config directory (None: the built-in policy only); tenants' quotas live there too."""
+        return self._directory
 
     def for_tenant(self, tenant_id: str) -> TenantPolicy:
         """The tenant's policy; PolicyConfigError if its files do not validate."""
         now = time.monotonic()
+        # An administrator's change (policy set) is seen at once, not after the recheck interval: a
+        # session told of the change must be issued the new policy.
+        version = self.states.read(tenant_id).version
         with self._lock:
             cached = self._resolved.get(tenant_id)
-            if cached is None or now - cached[0] >= _RECHECK_SECONDS:
+            if cached is None or now - cached[0] >= _RECHECK_SECONDS or cached[1] != version:
                 try:
                     result: TenantPolicy | PolicyConfigError = self._resolve(tenant_id)
                 except PolicyConfigError as exc:
@@ -300,10 +324,15 @@ class PolicyDirectory:
                     result = exc
                 if len(self._resolved) >= 10_000:
                     self._resolved.clear()
-                cached = self._resolved[tenant_id] = (now, result)
-        if isinstance(cached[1], PolicyConfigError):
-            raise cached[1]
-        return cached[1]
+                cached = self._resolved[tenant_id] = (now, version, result)
+        if isinstance(cached[2], PolicyConfigError):
+            raise cached[2]
+        return cached[2]
+
+    def default_policy(self) -> TenantPolicy:
+        """The policy a tenant file is laid over (the built-in one under ``default.toml``), read now."""
+        with self._lock:
+            return self._resolve(None)
 
     def check(self) -> list[str]:
         """Every problem in the directory (the default and each tenant file), for start-up."""

@@ -20,7 +20,7 @@ from contracts.policy import PolicyBundle
 from contracts.rest.policies import IssuedBundle, PolicyKey, PolicyKeySet
 from contracts.signing import key_id, public_key_to_text, sign_bundle
 
-__all__ = ["PolicyService", "policy_version"]
+__all__ = ["PolicyService", "policy_revoked", "policy_version"]
 
 _VERSION_EXCLUDES = {"session_id", "tenant_id", "user_id", "expires_at", "version", "signature"}
 
@@ -31,6 +31,19 @@ def policy_version(bundle: PolicyBundle) -> str:
     content = bundle.model_dump(mode="json", by_alias=True, exclude=_VERSION_EXCLUDES, exclude_none=True)
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def policy_revoked(reason: str | None, version: int) -> BackendError:
+    """403 ``POLICY_EXPIRED`` with ``details.reason = "revoked"``: the tenant's policy was revoked by an
+    administrator; no bundle is issued until a valid policy is installed (``policy set``)."""
+    why = f" ({reason})" if reason else ""
+    return BackendError(
+        ErrorCode.POLICY_EXPIRED,
+        f"The organisation's policy was revoked by an administrator{why}; sessions can continue once an"
+        " administrator installs a valid policy",
+        status_code=403,
+        details={"reason": "revoked", "revocationReason": reason, "policyVersion": version},
+    )
 
 
 class PolicyService:
@@ -66,6 +79,9 @@ class PolicyService:
         Only capabilities in ``supported`` are granted (a client cannot enforce scopes of a capability
         it does not know); ``None`` grants everything the policy does.
         """
+        revoked = self._policies.states.read(principal.tenant_id)
+        if revoked.revoked:
+            raise policy_revoked(revoked.reason, revoked.version)
         try:
             policy = self._policies.for_tenant(principal.tenant_id)
         except PolicyConfigError:

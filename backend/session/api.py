@@ -41,7 +41,7 @@ def router(service: SessionService, authenticate: Authenticator, runner: Runner,
         response_model=CreateSessionResponse,
         status_code=201,
         responses={
-            **_errors(500),
+            **_errors(429, 500),
             200: alternative(CreateSessionResponse, "Incompatible client: a verdict and no session"),
         },
         summary="Start a session: compatibility check, workspace, signed policy bundle",
@@ -77,7 +77,7 @@ def router(service: SessionService, authenticate: Authenticator, runner: Runner,
     @api.post(
         "/sessions/{session_id}/resume",
         response_model=ResumeSessionResponse,
-        responses=_errors(404, 409, 410),
+        responses=_errors(404, 409, 410, 429),
         summary="Resume after a crash or a policy expiry: a refreshed, re-signed bundle",
         openapi_extra=body_spec(ResumeSessionRequest, required=False),
     )

@@ -41,6 +41,11 @@ class SessionRecord:
     checkpoint_cursor: str | None = None
     end_reason: str | None = None
     ended_at: datetime | None = None
+    tenant_policy_version: int = 0
+    """The tenant's policy version (``cowork-backend policy set|revoke``) its bundle was issued under:
+    a newer one is pushed to the running session (:mod:`backend.session.push`)."""
+    stopped_by: str | None = None
+    """The administrator who stopped the session (remote admin stop); ``end_reason`` says why."""
 
     def to_document(self) -> dict[str, Any]:
         return {
@@ -63,6 +68,8 @@ class SessionRecord:
             "checkpointCursor": self.checkpoint_cursor,
             "endReason": self.end_reason,
             "endedAt": None if self.ended_at is None else timestamp(self.ended_at),
+            "tenantPolicyVersion": self.tenant_policy_version,
+            "stoppedBy": self.stopped_by,
         }
 
     @classmethod
@@ -88,4 +95,7 @@ class SessionRecord:
             checkpoint_cursor=document.get("checkpointCursor"),
             end_reason=document.get("endReason"),
             ended_at=None if ended is None else parse_timestamp(ended),
+            # Absent from records stored before policy versions and admin stops existed.
+            tenant_policy_version=int(document.get("tenantPolicyVersion") or 0),
+            stopped_by=document.get("stoppedBy"),
         )

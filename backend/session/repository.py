@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import NamedTuple, Protocol
 
 from backend.session.records import SessionRecord
@@ -36,4 +37,9 @@ class SessionRepository(Protocol):
 
     def list_by_workspace(self, tenant_id: str, workspace_id: str, limit: int) -> list[SessionRecord]:
         """The tenant's sessions in a workspace, newest first."""
+        ...
+
+    def active_for_user(self, tenant_id: str, user_id: str, now: datetime) -> list[SessionRecord]:
+        """The user's sessions that have not ended and whose policy bundle is valid at ``now``: the
+        sessions the ``sessionsPerUser`` quota counts."""
         ...

@@ -7,9 +7,18 @@
   once the session ended, the answer is 410 ``SESSION_EXPIRED`` with ``details.reason``.
 * **Cancel**: records the end (``SESSION_CANCELLED`` or the ``finalStatus`` asked for) and the reason;
   idempotent — a session that already ended is returned as it is.
+* **Stop** (remote admin stop, :mod:`backend.session.stop`): an administrator of the tenant ends any of
+  its sessions; the push (:mod:`backend.session.push`) tells its runtime.
+
+Create and resume record the tenant's policy version the bundle was issued under
+(``tenantPolicyVersion``): a newer one is pushed to the running session.
 
 Records are scoped to the caller: another tenant's or another user's session ID answers exactly like a
 missing one.
+
+Quotas (:mod:`backend.common.quotas`): a new session is refused with 429 ``RATE_LIMITED`` when the
+user already has ``sessionsPerUser`` active sessions or the tenant has used today's ``tokensPerDay``;
+a resume, when the tokens are used up.
 """
 
 from __future__ import annotations
@@ -21,11 +30,13 @@ from backend.common.auth import Principal
 from backend.common.clock import Clock
 from backend.common.errors import BackendError, session_not_found
 from backend.common.ids import new_id
+from backend.common.quotas import Quotas
 from backend.common.settings import Settings
 from backend.session.compatibility import CompatibilityChecker
-from backend.session.ports import PolicyProvider, WorkspaceResolver
+from backend.session.ports import PolicyProvider, PolicyStatusReader, WorkspaceResolver
 from backend.session.records import TERMINAL, SessionRecord
 from backend.session.repository import SessionRepository
+from backend.session.stop import stop_session
 from contracts.enums import CompatibilityStatus, SessionStatus, WorkspaceScope
 from contracts.errors import ErrorCode
 from contracts.rest.sessions import (
@@ -52,8 +63,13 @@ class SessionService:
         compatibility: CompatibilityChecker,
         clock: Clock,
         settings: Settings,
+        *,
+        quotas: Quotas | None = None,
+        policy_status: PolicyStatusReader | None = None,
     ) -> None:
         self._repository = repository
+        self._policy_status = policy_status
+        self._quotas = quotas
         self._policy = policy
         self._workspaces = workspaces
         self._compatibility = compatibility
@@ -64,11 +80,15 @@ class SessionService:
         status, verdicts = self._compatibility.check(request.client_info)
         if status is CompatibilityStatus.INCOMPATIBLE:
             return CreateSessionResponse(compatibility_status=status, compatibility=verdicts)
+        if self._quotas is not None:
+            self._check_quotas(principal, self._quotas)
         hint = request.workspace_hint
         scope = WorkspaceScope.LOCAL if hint is not None else WorkspaceScope.GENERAL
         workspace = self._workspaces.resolve(principal, scope, hint.local_paths if hint else [])
         session_id = new_id("sess")
         supported = list(dict.fromkeys(request.supported_capabilities))
+        # Read before the bundle is issued: a change in between is then pushed once more, never lost.
+        policy_version = self._policy_version(principal.tenant_id)
         issued = self._policy.issue(principal, session_id, workspace.local_paths, supported)
         bundle = issued.policy_bundle
         now = self._clock.now()
@@ -88,6 +108,7 @@ class SessionService:
             created_at=now,
             updated_at=now,
             expires_at=bundle.expires_at,
+            tenant_policy_version=policy_version,
         )
         self._repository.create(record)
         return CreateSessionResponse(
@@ -126,6 +147,9 @@ class SessionService:
             record = self._owned(principal, session_id)
             now = self._clock.now()
             self._check_resumable(record, now)
+            if self._quotas is not None:
+                self._quotas.check_tokens(principal.tenant_id)
+            policy_version = self._policy_version(principal.tenant_id)
             issued = self._policy.issue(
                 principal, session_id, record.workspace_paths, record.supported_capabilities
             )
@@ -140,6 +164,7 @@ class SessionService:
                 checkpoint_cursor=request.checkpoint_cursor or record.checkpoint_cursor,
                 updated_at=now,
                 revision=record.revision + 1,
+                tenant_policy_version=policy_version,
             )
             if self._repository.replace(updated, record.revision):
                 return ResumeSessionResponse(
@@ -170,6 +195,33 @@ class SessionService:
             if self._repository.replace(updated, record.revision):
                 return self._resource(updated, now)
         raise _busy(session_id)
+
+    def stop(self, admin: Principal, session_id: str, reason: str | None) -> SessionResource:
+        """Remote admin stop (:mod:`backend.session.stop`) of any session of the administrator's
+        tenant; the caller checked the admin scope."""
+        record = stop_session(
+            self._repository,
+            self._clock,
+            tenant_id=admin.tenant_id,
+            session_id=session_id,
+            stopped_by=admin.user_id,
+            reason=reason,
+        )
+        return self._resource(record, self._clock.now())
+
+    def _policy_version(self, tenant_id: str) -> int:
+        return 0 if self._policy_status is None else self._policy_status.standing(tenant_id).version
+
+    def _check_quotas(self, principal: Principal, quotas: Quotas) -> None:
+        quotas.check_tokens(principal.tenant_id)
+
+        def active() -> list[datetime]:
+            found = self._repository.active_for_user(
+                principal.tenant_id, principal.user_id, self._clock.now()
+            )
+            return [record.expires_at for record in found]
+
+        quotas.check_sessions(principal.tenant_id, active)
 
     def _owned(self, principal: Principal, session_id: str) -> SessionRecord:
         record = self._repository.get(principal.tenant_id, session_id)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from backend.approval.repository import ApprovalRepository
 from backend.audit.repository import AuditRepository
+from backend.common.usage import UsageRepository
 from backend.session.repository import SessionRepository
 from backend.telemetry.repository import TelemetryRepository
 from backend.workspace.repository import ContentStore, WorkspaceRepository
@@ -35,6 +36,8 @@ class Stores:
     approvals: ApprovalRepository
     audit: AuditRepository
     telemetry: TelemetryRepository
+    usage: UsageRepository
+    """Per-tenant counters the quotas are checked against (backend.common.usage)."""
     blocking: bool
     """True when calls wait on I/O long enough that they must run off the event loop."""
     close: Callable[[], None] = field(default=_nothing)

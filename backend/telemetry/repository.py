@@ -11,8 +11,9 @@ __all__ = ["TelemetryRepository"]
 
 
 class TelemetryRepository(Protocol):
-    def put_many(self, records: list[TelemetryRecord]) -> int:
-        """Store the records, skipping eventIds the tenant already has; how many were new."""
+    def put_many(self, records: list[TelemetryRecord]) -> list[TelemetryRecord]:
+        """Store the records, skipping eventIds the tenant already has (and repeats within
+        ``records``); the ones that were new, in order."""
         ...
 
     def list(self, tenant_id: str, limit: int = 1000) -> list[TelemetryRecord]:

@@ -4,16 +4,23 @@ bytes (:class:`ContentStore`) — DynamoDB and S3 on AWS, SQLite and files local
 A repository may also keep small content *inline*, with its metadata (``inline_content_limit`` > 0):
 written in the same atomic step as the record and read back in the same query. The local store does,
 which spares a small upload the file, its two fsyncs and its rename, and a read the file open.
+
+The repository also keeps the workspace's full-text search index (:mod:`backend.workspace.search`):
+the service hands each write the documents extracted from its content, and the repository stores them
+with the record — in the same transaction where the store has one — and drops them with it. A record
+written without documents (``documents=None``) is *unindexed* until :meth:`index_artifact` catches up,
+which is how data stored before the index existed gets indexed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from backend.workspace.records import ArtifactRecord, WorkspaceRecord
+from backend.workspace.search import SearchDocument, SearchPage, SearchQuery
 
 __all__ = [
     "BytesContent",
@@ -55,8 +62,8 @@ class WorkspaceRepository(Protocol):
     def delete(
         self, tenant_id: str, workspace_id: str, *, inactive_before: datetime | None = None
     ) -> list[ArtifactRecord] | None:
-        """Remove the workspace and all its artifact records; the removed artifacts (so their
-        content can be deleted), or None if there was no such workspace in the tenant.
+        """Remove the workspace and all its artifact records (and search documents); the removed
+        artifacts (so their content can be deleted), or None if there was no such workspace in the tenant.
 
         With ``inactive_before``, only if the workspace was last active before then — checked in the
         same atomic step, so a purge never removes a workspace that a new session just used."""
@@ -66,17 +73,31 @@ class WorkspaceRepository(Protocol):
         """Workspaces of any tenant last active before ``before`` (maintenance)."""
         ...
 
-    def put_artifact(self, record: ArtifactRecord, content: bytes | None = None) -> ArtifactRecord | None:
+    def put_artifact(
+        self,
+        record: ArtifactRecord,
+        content: bytes | None = None,
+        *,
+        documents: Sequence[SearchDocument] | None = None,
+    ) -> ArtifactRecord | None:
         """Insert ``record`` unless its ID exists: None if inserted, else the existing record.
 
         ``content`` is given exactly when ``record.inline``: the bytes, stored with the record in the
-        same atomic write (at most ``inline_content_limit`` of them)."""
+        same atomic write (at most ``inline_content_limit`` of them). ``documents``: the record's search
+        documents, stored only if the record is (None: the record is left unindexed)."""
         ...
 
-    def put_history(self, record: ArtifactRecord, content: bytes | None = None) -> HistoryWrite:
+    def put_history(
+        self,
+        record: ArtifactRecord,
+        content: bytes | None = None,
+        *,
+        documents: Sequence[SearchDocument] | None = None,
+    ) -> HistoryWrite:
         """Store a session_history record if there is none for its ID or the stored one's
         ``order_key`` is lower — a conditional write, so concurrent uploads keep the newest.
-        ``content`` as for :meth:`put_artifact`; inline content of a replaced record goes with it."""
+        ``content`` as for :meth:`put_artifact`; inline content of a replaced record goes with it, and
+        so do its search documents (replaced by ``documents``)."""
         ...
 
     def get_artifact(self, tenant_id: str, workspace_id: str, artifact_id: str) -> ArtifactRecord | None: ...
@@ -109,7 +130,22 @@ class WorkspaceRepository(Protocol):
         ...
 
     def delete_artifacts(self, records: list[ArtifactRecord]) -> None:
-        """Remove these artifact records (maintenance)."""
+        """Remove these artifact records and their search documents (maintenance)."""
+        ...
+
+    def search(self, tenant_id: str, workspace_id: str, query: SearchQuery) -> SearchPage:
+        """The workspace's documents matching ``query`` (only its ``session_id``'s, if set), best first,
+        one hit per message or artifact, at most ``query.limit``. Nothing of another tenant or
+        workspace, whatever the IDs given."""
+        ...
+
+    def unindexed_artifacts(self, limit: int) -> list[ArtifactRecord]:
+        """Artifact records of any tenant stored without search documents (maintenance)."""
+        ...
+
+    def index_artifact(self, record: ArtifactRecord, documents: Sequence[SearchDocument]) -> bool:
+        """Store ``documents`` as the search documents of ``record``, if it is still the stored version
+        (same content); whether it was (maintenance: indexing what was stored unindexed)."""
         ...
 
 

@@ -10,6 +10,10 @@ Artifact IDs make retries idempotent: from the ``Idempotency-Key`` when there is
 the upload's IDs, type, name and content hash — the same upload twice is the same artifact. A
 session's ``session_history`` has one ID per session, and a snapshot replaces it only if it is newer
 (``snapshotAt``, ties broken by content hash), by a conditional write in every store.
+
+Search: every upload hands the repository the search documents of its content (a history's messages, a
+text artifact's text; :mod:`backend.workspace.search`), which it stores with the record.
+:meth:`WorkspaceService.index_backlog` indexes records stored without them (before the index existed).
 """
 
 from __future__ import annotations
@@ -37,11 +41,18 @@ from backend.common.errors import (
     workspace_not_found,
 )
 from backend.common.ids import derived_id, new_id
+from backend.common.quotas import Quotas
 from backend.common.settings import Settings
 from backend.workspace.paths import PathProblem, normalise_project_path, workspace_key
 from backend.workspace.ports import SessionDirectory
-from backend.workspace.records import ArtifactRecord, WorkspaceRecord
+from backend.workspace.records import ArtifactRecord, WorkspaceRecord, artifact_uri
 from backend.workspace.repository import BytesContent, Content, ContentStore, WorkspaceRepository
+from backend.workspace.search import (
+    SearchDocument,
+    artifact_documents,
+    history_documents,
+    parse_query,
+)
 from contracts.enums import ArtifactType, WorkspaceScope
 from contracts.errors import ErrorCode
 from contracts.messages import SessionHistory
@@ -52,6 +63,8 @@ from contracts.rest.workspaces import (
     ArtifactUploadResponse,
     WorkspaceList,
     WorkspaceResource,
+    WorkspaceSearchHit,
+    WorkspaceSearchResult,
 )
 from contracts.validation import invalid_request
 
@@ -79,12 +92,16 @@ class WorkspaceService:
         sessions: SessionDirectory,
         clock: Clock,
         settings: Settings,
+        *,
+        quotas: Quotas | None = None,
     ) -> None:
         self._repository = repository
         self._content = content
         self._sessions = sessions
         self._clock = clock
         self._settings = settings
+        # Checks the storageBytes quota before an upload and keeps count of the tenant's stored bytes.
+        self._quotas = quotas
 
     @property
     def inline_content_limit(self) -> int:
@@ -139,6 +156,7 @@ class WorkspaceService:
         removed = self._repository.delete(principal.tenant_id, workspace_id)
         if removed is None:
             raise workspace_not_found(workspace_id)
+        self._count_storage(principal.tenant_id, -sum(r.size_bytes for r in removed))
         self._content.delete_prefix(f"{workspace_id}/")
 
     # ------------------------------------------------------------------ artifacts
@@ -162,11 +180,12 @@ class WorkspaceService:
         if session_workspace != workspace_id:
             raise invalid("The session belongs to another workspace", field="sessionId")
         data = self._decode(request.content_base64)
-        snapshot_at = (
+        history = (
             self._check_history(request, data)
             if request.artifact_type is ArtifactType.SESSION_HISTORY
             else None
         )
+        snapshot_at = None if history is None else history.snapshot_at
         digest = hashlib.sha256(data).hexdigest()
         now = self._clock.now()
         artifact_id = self._artifact_id(principal, request, idempotency_key, digest)
@@ -189,10 +208,15 @@ class WorkspaceService:
             snapshot_at=snapshot_at,
             inline=self._keeps_inline(len(data)),
         )
+        if self._quotas is not None:
+            self._check_storage(record, self._quotas)
+        documents = history_documents(history) if history is not None else _artifact_documents(record, data)
         if snapshot_at is not None:
-            stored, outcome = self._store_history(record, data)
+            stored, outcome = self._store_history(record, data, documents)
         else:
-            stored, outcome = self._store_artifact(record, data)
+            stored, outcome = self._store_artifact(record, data, documents)
+        if snapshot_at is None and outcome == "created":
+            self._count_storage(record.tenant_id, record.size_bytes)
         response = ArtifactUploadResponse(**stored.wire_fields(), outcome=outcome)
         return response, outcome in ("created", "replaced")
 
@@ -233,6 +257,86 @@ class WorkspaceService:
             # newer record's content is there.
         raise StorageError("The artifact's content is unavailable")
 
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self,
+        principal: Principal,
+        workspace_id: str,
+        query: str,
+        *,
+        limit: int = 10,
+        session_id: str | None = None,
+    ) -> WorkspaceSearchResult:
+        """The caller's workspace searched for ``query``: messages and text artifacts, best first."""
+        self._owned(principal, workspace_id)
+        parsed = parse_query(query, limit=limit, session_id=session_id)
+        if not parsed.terms:
+            raise invalid("query has no word to search for (letters or digits)", field="query")
+        page = self._repository.search(principal.tenant_id, workspace_id, parsed)
+        results = []
+        for hit in page.hits:
+            document = hit.document
+            message = document.kind == "message"
+            results.append(
+                WorkspaceSearchHit(
+                    kind=document.kind,
+                    session_id=document.session_id,
+                    task_id=document.task_id,
+                    message_id=document.ref_id if message else None,
+                    role=document.role,
+                    artifact_id=hit.artifact_id,
+                    artifact_uri=artifact_uri(workspace_id, hit.artifact_id),
+                    artifact_name=None if message else document.name,
+                    timestamp=document.at,
+                    snippet=hit.snippet,
+                    score=round(hit.score, 6),
+                )
+            )
+        return WorkspaceSearchResult(query=query, results=results, truncated=page.truncated)
+
+    def index_backlog(self, *, batch: int = 100) -> int:
+        """Index the artifacts stored without search documents (before the index existed); how many.
+        Maintenance: run at the local store's start and by ``cowork-backend purge``."""
+        indexed = 0
+        while True:
+            records = self._repository.unindexed_artifacts(batch)
+            progress = 0
+            for listed in records:
+                record, documents = self._stored_documents(listed)
+                if self._repository.index_artifact(record, documents):
+                    progress += 1
+            indexed += progress
+            if len(records) < batch or progress == 0:
+                return indexed
+
+    def _stored_documents(self, listed: ArtifactRecord) -> tuple[ArtifactRecord, Sequence[SearchDocument]]:
+        """The record as stored now (a newer snapshot may have replaced the one listed) and the search
+        documents of its content."""
+        found = self._repository.get_artifact_content(
+            listed.tenant_id, listed.workspace_id, listed.artifact_id
+        )
+        if found is None:
+            return listed, []
+        record, inline = found
+        if inline is not None:
+            data = inline
+        else:
+            content = self._content.open(record.content_key)
+            if content is None:
+                return record, []
+            try:
+                data = b"".join(content.chunks())
+            finally:
+                content.close()
+        if record.artifact_type is not ArtifactType.SESSION_HISTORY:
+            return record, _artifact_documents(record, data)
+        try:
+            return record, history_documents(SessionHistory.model_validate_json(data))
+        except ValidationError:
+            logger.warning("session_history %s does not parse; not indexed", record.artifact_id)
+            return record, []
+
     # ------------------------------------------------------------------ maintenance
 
     def purge(self, now: datetime | None = None, *, batch: int = 200) -> PurgeReport:
@@ -253,6 +357,7 @@ class WorkspaceService:
                 self._content.delete_prefix(f"{workspace.workspace_id}/")
                 progress += 1
                 artifacts += len(removed)
+                self._count_storage(workspace.tenant_id, -sum(r.size_bytes for r in removed))
                 logger.info(
                     "purged inactive workspace %s (%d artifacts)", workspace.workspace_id, len(removed)
                 )
@@ -266,6 +371,8 @@ class WorkspaceService:
                 if not record.inline:
                     self._content.delete(record.content_key)
             self._repository.delete_artifacts(found)
+            for record in found:
+                self._count_storage(record.tenant_id, -record.size_bytes)
             orphans += len(found)
             if len(found) < batch:
                 break
@@ -322,7 +429,7 @@ class WorkspaceService:
             raise too_large(ErrorCode.FILE_TOO_LARGE, "The artifact", limit)
         return data
 
-    def _check_history(self, request: ArtifactUploadRequest, data: bytes) -> datetime:
+    def _check_history(self, request: ArtifactUploadRequest, data: bytes) -> SessionHistory:
         try:
             history = SessionHistory.model_validate_json(data)
         except ValidationError as exc:
@@ -349,7 +456,7 @@ class WorkspaceService:
             self._settings.client_clock_skew,
             "contentBase64.snapshotAt",
         )
-        return history.snapshot_at
+        return history
 
     @staticmethod
     def _artifact_id(
@@ -373,6 +480,24 @@ class WorkspaceService:
             digest,
         )
 
+    def _check_storage(self, record: ArtifactRecord, quotas: Quotas) -> None:
+        """Refuse content the tenant's ``storageBytes`` has no room for: what the upload would add,
+        which is nothing for a retry and the difference for a newer snapshot."""
+        if quotas.limits(record.tenant_id).storage_bytes is None:
+            return
+        current = self._repository.get_artifact(record.tenant_id, record.workspace_id, record.artifact_id)
+        if current is None:
+            adding = record.size_bytes
+        elif record.snapshot_at is not None and current.order_key < record.order_key:
+            adding = record.size_bytes - current.size_bytes
+        else:
+            adding = 0  # a retry, or an older snapshot: nothing is stored
+        quotas.check_storage(record.tenant_id, adding)
+
+    def _count_storage(self, tenant_id: str, change: int) -> None:
+        if self._quotas is not None:
+            self._quotas.record_storage(tenant_id, change)
+
     def _write_content(self, record: ArtifactRecord, data: bytes) -> None:
         try:
             self._content.put(record.content_key, data, record.content_type)
@@ -385,10 +510,12 @@ class WorkspaceService:
                 headers={"Retry-After": "1"},
             ) from None
 
-    def _store_artifact(self, record: ArtifactRecord, data: bytes) -> tuple[ArtifactRecord, Outcome]:
+    def _store_artifact(
+        self, record: ArtifactRecord, data: bytes, documents: Sequence[SearchDocument]
+    ) -> tuple[ArtifactRecord, Outcome]:
         if record.inline:
             # One conditional insert of metadata and bytes: a retry costs no more than a check first.
-            existing = self._repository.put_artifact(record, data)
+            existing = self._repository.put_artifact(record, data, documents=documents)
             if existing is None:
                 return record, "created"
         else:
@@ -397,7 +524,7 @@ class WorkspaceService:
             )
             if existing is None:
                 self._write_content(record, data)
-                existing = self._repository.put_artifact(record)
+                existing = self._repository.put_artifact(record, documents=documents)
                 if existing is None:
                     return record, "created"
                 if existing.content_key != record.content_key or existing.inline:
@@ -411,15 +538,17 @@ class WorkspaceService:
             )
         return existing, "unchanged"
 
-    def _store_history(self, record: ArtifactRecord, data: bytes) -> tuple[ArtifactRecord, Outcome]:
+    def _store_history(
+        self, record: ArtifactRecord, data: bytes, documents: Sequence[SearchDocument]
+    ) -> tuple[ArtifactRecord, Outcome]:
         current = self._repository.get_artifact(record.tenant_id, record.workspace_id, record.artifact_id)
         if current is not None and current.order_key >= record.order_key:
             return current, "unchanged" if current.order_key == record.order_key else "superseded"
         if record.inline:
-            result = self._repository.put_history(record, data)
+            result = self._repository.put_history(record, data, documents=documents)
         else:
             self._write_content(record, data)
-            result = self._repository.put_history(record)
+            result = self._repository.put_history(record, documents=documents)
             if not result.written and (
                 result.stored.content_key != record.content_key or result.stored.inline
             ):
@@ -428,9 +557,23 @@ class WorkspaceService:
             same = result.stored.order_key == record.order_key
             return result.stored, "unchanged" if same else "superseded"
         if result.replaced is None:
+            self._count_storage(record.tenant_id, record.size_bytes)
             return result.stored, "created"
         replaced = result.replaced
         # Inline content went with the row it was in; a file is deleted unless the new record uses it.
         if not replaced.inline and (replaced.content_key != record.content_key or record.inline):
             self._content.delete(replaced.content_key)
+        self._count_storage(record.tenant_id, record.size_bytes - replaced.size_bytes)
         return result.stored, "replaced"
+
+
+def _artifact_documents(record: ArtifactRecord, data: bytes) -> list[SearchDocument]:
+    return artifact_documents(
+        artifact_id=record.artifact_id,
+        session_id=record.session_id,
+        task_id=record.task_id,
+        name=record.artifact_name,
+        content_type=record.content_type,
+        at=record.created_at,
+        data=data,
+    )

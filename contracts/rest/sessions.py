@@ -11,6 +11,13 @@
 * ``POST /sessions/{id}/cancel`` → :class:`CancelSessionRequest` → :class:`SessionResource`
   (idempotent: a session that already ended is returned unchanged).
 * ``GET /sessions/{id}`` → :class:`SessionResource`; ``GET /sessions?workspaceId=`` → :class:`SessionList`.
+
+A tenant's quota (seed 001 Phase 4) refuses a new session — the user's ``sessionsPerUser`` active
+sessions, or the day's ``tokensPerDay`` used up — and a resume (tokens) with 429 ``RATE_LIMITED``: the
+message names the limit and when to try again, ``details.quota`` names the quota (what tells a client
+this is not a busy server to retry at once), with ``limit``, ``used``, ``retryAfterSeconds`` and
+``retryAt``, and the ``Retry-After`` header. Artifact uploads past ``storageBytes`` get the same shape
+without a wait (``retryable: false``).
 """
 
 from __future__ import annotations
@@ -81,6 +88,8 @@ class CreateSessionResponse(WireModel):
     session_status: SessionStatus | None = None
     policy_bundle: PolicyBundle | None = None
     feature_flags: dict[str, bool] = Field(default_factory=dict)
+    """``auditService``, ``telemetryService``, ``approvalService``: what each switches, and that only
+    ``true`` is on, is in :mod:`contracts.observability`."""
     created_at: UtcDatetime | None = None
     expires_at: UtcDatetime | None = None
 

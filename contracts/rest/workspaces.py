@@ -14,6 +14,9 @@ seed 000 §7.5; seed 001 §3).
 * ``GET /workspaces/{id}/artifacts?sessionId=&taskId=&artifactType=`` → :class:`ArtifactList`;
   ``GET …/artifacts/{artifactId}`` → :class:`ArtifactMetadata`; ``GET …/artifacts/{artifactId}/content``
   → the bytes, with the artifact's content type.
+* ``GET /workspaces/{id}/search?query=&limit=&sessionId=`` → :class:`WorkspaceSearchResult`: full-text
+  search over the workspace's conversations (its ``session_history`` messages) and text artifacts, best
+  match first, each hit with a snippet (matched words in ``**bold**``) and what it refers to.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from contracts._base import UtcDatetime, WireModel
-from contracts.enums import ArtifactType, WorkspaceScope
+from contracts.enums import ArtifactType, Role, WorkspaceScope
 from contracts.rest._fields import Identifier, MediaType, Name
 
 __all__ = [
@@ -34,6 +37,8 @@ __all__ = [
     "ResolveWorkspaceRequest",
     "WorkspaceList",
     "WorkspaceResource",
+    "WorkspaceSearchHit",
+    "WorkspaceSearchResult",
 ]
 
 
@@ -115,3 +120,34 @@ class ArtifactUploadResponse(ArtifactMetadata):
 
 class ArtifactList(WireModel):
     artifacts: list[ArtifactMetadata]
+
+
+class WorkspaceSearchHit(WireModel):
+    """One match: a message of a session's conversation, or a text artifact."""
+
+    kind: Literal["message", "artifact"]
+    session_id: str
+    task_id: str | None = None
+    message_id: str | None = None
+    """``message``: the message's ``messageId`` in the session's history."""
+    role: Role | None = None
+    """``message``: who wrote it."""
+    artifact_id: str
+    """``artifact``: the artifact; ``message``: the session's ``session_history`` artifact holding it."""
+    artifact_uri: str
+    artifact_name: str | None = None
+    """``artifact``: its name."""
+    timestamp: UtcDatetime
+    """When the message was written, or the artifact uploaded."""
+    snippet: str
+    """The best-matching passage, matched words in ``**bold**``, cuts marked ``…``."""
+    score: float = Field(ge=0)
+    """Relevance (BM25): higher is better; comparable within one answer only."""
+
+
+class WorkspaceSearchResult(WireModel):
+    query: str
+    results: list[WorkspaceSearchHit]
+    truncated: bool = False
+    """True when the store searched only part of the workspace (the AWS store's per-search scan bound,
+    newest content first); older matches may exist."""

@@ -26,7 +26,8 @@ from contracts import (
 )
 from contracts.errors import ErrorShape
 from contracts.rest import approvals as rest_approvals
-from contracts.rest import observability, policies, sessions, workspaces
+from contracts.rest import observability, policies, push, sessions, workspaces
+from contracts.rest import tools as rest_tools
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 
@@ -86,10 +87,27 @@ def rest_models() -> list[type[BaseModel]]:
         workspaces.ArtifactUploadResponse,
         workspaces.ArtifactMetadata,
         workspaces.ArtifactList,
+        workspaces.WorkspaceSearchResult,
         rest_approvals.ApprovalResource,
         rest_approvals.ApprovalList,
         observability.AuditReceipts,
         observability.TelemetryReceipt,
+        observability.AuditEventPage,
+        observability.AuditVerification,
+        rest_tools.BackendToolList,
+        rest_tools.InvokeToolRequest,
+        rest_tools.WorkspaceSearchArguments,
+        rest_tools.WebFetchArguments,
+        # The Session Service's server push (WebSocket messages), its polling answer, the admin stop.
+        push.SessionPushStatus,
+        push.StopSessionRequest,
+        push.PushAuth,
+        push.PushHello,
+        push.PushHeartbeat,
+        push.PolicyChanged,
+        push.PolicyRevoked,
+        push.SessionStop,
+        push.PushError,
     ]
 
 

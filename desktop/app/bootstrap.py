@@ -43,15 +43,20 @@ from desktop.app.main_window import AboutInfo, MainWindow
 from desktop.app.theme import follow_system_theme
 from desktop.approval.dialog import ApprovalDialog
 from desktop.approval.queue import ApprovalQueue
+from desktop.audit import DesktopAudit, SessionRef
 from desktop.conversation.banners import BannerAction
 from desktop.conversation.controller import CallRunner
 from desktop.conversation.history_client import HistoryClient
 from desktop.conversation.items import Tone
 from desktop.conversation.journal import SessionJournal
-from desktop.conversation.session import TASK_STOP_GRACE_S, Identity, TaskDefaults
+from desktop.conversation.session import TASK_STOP_GRACE_S, ConversationSession, Identity, TaskDefaults
 from desktop.conversation.workbench import Workbench
 from desktop.launch.errors import LaunchError
 from desktop.launch.runtime import RUNTIME_EXECUTABLE_VARIABLE, runtime_command
+from desktop.mcp.elicitation_dialog import ElicitationDialog
+from desktop.mcp.elicitations import ElicitationQueue
+from desktop.mcp.servers import McpServersSource
+from desktop.mcp.sign_in_view import open_in_browser
 from desktop.settings.dialog import FirstRunDialog, SettingsDialog
 from desktop.settings.rules import ProjectRules
 from desktop.settings.store import AppSettings, SettingsError, SettingsStore
@@ -61,6 +66,7 @@ from desktop.supervision.services import GatewayChoice, Services
 if TYPE_CHECKING:  # the updater's modules are loaded only when the app checks for updates
     from contracts.release import RootKeySet
     from desktop.updater.crashloop import CrashLoopWatch
+    from desktop.updater.install import Rollback
     from desktop.updater.qt import RuntimeUpdater
 
 __all__ = [
@@ -208,6 +214,8 @@ class DesktopApp:
         self.updater: RuntimeUpdater | None = None
         self._backend_url = ""
         self._workbench: Workbench | None = None
+        self.audit = DesktopAudit()
+        """What only the desktop sees, for the Audit Service (approvals shown and answered, updates)."""
 
     async def run(self) -> int:
         app = QApplication.instance()
@@ -252,6 +260,7 @@ class DesktopApp:
                 await self.updater.wait_stopped(UPDATER_STOP_TIMEOUT_S)
             window.shut_down()  # kept open while a stopped task ended; everything is down now
             window.deleteLater()
+            await asyncio.to_thread(self.audit.close)  # what is queued, within two seconds
         return 0
 
     def _start_updater(self, window: MainWindow) -> RuntimeUpdater | None:
@@ -279,6 +288,7 @@ class DesktopApp:
             parent=window,
         )
         window.attach_updater(updater)
+        updater.finished.connect(self.audit.update_result)
         updater.start()
         logger.info(
             "runtime updates: checking %s (from %s) on the %s channel every %g hours",
@@ -293,9 +303,11 @@ class DesktopApp:
         from desktop.updater.crashloop import CrashLoopGuard, CrashLoopWatch
         from desktop.updater.indicator import rollback_note
 
-        return CrashLoopWatch(
-            CrashLoopGuard(), on_rollback=lambda rollback: window.show_update_note(rollback_note(rollback))
-        )
+        def rolled_back(rollback: Rollback) -> None:
+            window.show_update_note(rollback_note(rollback))
+            self.audit.update_rolled_back(rollback.from_version, rollback.to_version, rollback.reason)
+
+        return CrashLoopWatch(CrashLoopGuard(), on_rollback=rolled_back)
 
     async def _serve(self, window: MainWindow, closed: asyncio.Future[None]) -> None:
         store = SettingsStore()
@@ -347,6 +359,7 @@ class DesktopApp:
                     parent=window,
                 )
                 approvals = ApprovalQueue()
+                elicitations = ElicitationQueue()
                 workbench = Workbench(
                     runner=runner,
                     launcher=launcher,
@@ -361,6 +374,8 @@ class DesktopApp:
                     approvals=approvals,
                     defaults=defaults,
                     journal=SessionJournal(journal_path()),
+                    elicitations=elicitations,
+                    open_url=open_in_browser,
                 )
                 dialog = ApprovalDialog(
                     approvals,
@@ -369,6 +384,12 @@ class DesktopApp:
                     save_rules=lambda sid, rules: _save_rules(workbench, project_rules, sid, rules),
                 )
                 dialog.decided.connect(workbench.approve)
+                self._audit_approvals(workbench, dialog, services)
+                asking = ElicitationDialog(
+                    elicitations, window, session_label=lambda sid: _label(workbench, sid)
+                )
+                asking.answered.connect(workbench.answer_elicitation)
+                window.closing.connect(asking.hide)  # the runtimes shut down; their requests go with them
                 window.attach(workbench, dialog)
                 self._workbench = workbench
                 runner.run("reopen the interrupted conversations", workbench.restore_interrupted())
@@ -386,6 +407,26 @@ class DesktopApp:
         finally:
             if launcher is not None:
                 launcher.kill_all()
+
+    def _audit_approvals(self, workbench: Workbench, dialog: ApprovalDialog, services: Services) -> None:
+        """The desktop's audit producer, told of the backend, the open sessions and the approvals."""
+        audit = self.audit
+
+        def sessions() -> list[SessionRef]:
+            return [
+                SessionRef(session.session_id, session.workspace_id, session.feature_flags)
+                for session in workbench.sessions
+                if session.session_id is not None and session.workspace_id is not None
+            ]
+
+        audit.sessions = sessions
+        backend = services.backend
+        audit.connect(backend.url, backend.token, backend.tenant_id, backend.user_id)
+        dialog.on_shown = lambda pending: audit.approval_shown(pending.session_id, pending.request)
+        dialog.on_expired = lambda pending: audit.approval_timed_out(pending.session_id, pending.approval_id)
+        dialog.decided.connect(audit.approval_decided)
+        # An update waits for a session to be named with: any change of the conversations may bring one.
+        workbench.sidebar_changed.append(audit.pump)
 
     async def _close(self, workbench: Workbench, runner: CallRunner) -> None:
         await runner.cancel_all()
@@ -412,10 +453,22 @@ class DesktopApp:
 
     def _open_settings(self, store: SettingsStore) -> None:
         assert self.window is not None
-        dialog = SettingsDialog(store, self.window, environ=self.environ)
+        dialog = SettingsDialog(store, self.window, environ=self.environ, mcp=self._mcp_source())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         dialog.saved.connect(self._settings_saved)
         dialog.open()
+
+    def _mcp_source(self) -> McpServersSource | None:
+        """Settings' MCP page lists the servers of the conversation the window shows."""
+        workbench = self._workbench
+        session = workbench.current if workbench is not None else None
+        if workbench is None or session is None:
+            return None
+        return McpServersSource(
+            conversation=_conversation_label(workbench, session),
+            servers=session.state.mcp_servers,
+            refresh=lambda: workbench.refresh_mcp_servers(session),
+        )
 
     def _settings_saved(self, settings: AppSettings) -> None:
         # The gateway and the task defaults are read at each runtime start and each task (an open
@@ -483,6 +536,10 @@ def _label(workbench: Workbench, session_id: str) -> str:
     session = workbench.session_by_id(session_id)
     if session is None:
         return "a conversation"
+    return _conversation_label(workbench, session)
+
+
+def _conversation_label(workbench: Workbench, session: ConversationSession) -> str:
     key = workbench.key_of(session)
     summary = workbench.sidebar.find(key) if key else None
     return summary.title if summary is not None else (session.folder or "General chat")

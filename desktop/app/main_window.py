@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
+    QDialog,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -96,6 +97,8 @@ class MainWindow(QMainWindow):
         self.preview_dialog: QWidget | None = None
         self.settings_opener: Callable[[], None] | None = None
         self.updater: RuntimeUpdater | None = None
+        self.compatible_dialog: QDialog | None = None
+        """The last offer of a compatible runtime (for tests to drive)."""
         self._update_asked = False
         self.close_question: QMessageBox | None = None
         """Asked when the window is closed while a task runs: stop it and quit, or keep working."""
@@ -357,8 +360,40 @@ class MainWindow(QMainWindow):
             self.open_settings()
         elif action is BannerAction.OPEN_LOGS:
             self.open_logs()
+        elif action is BannerAction.UPDATE_RUNTIME:
+            self.offer_compatible_runtime()
         elif self.workbench is not None:
             self.workbench.act(action, affects=[self.banner.action_button])
+
+    def offer_compatible_runtime(self) -> None:
+        """The backend refused this runtime's version (seed 001 §11): offer the one it accepts from the
+        release manifest, and start the session again once it is installed."""
+        session = self._current()
+        found = session.incompatibility if session is not None else None
+        if session is None or found is None:
+            return
+        if self.updater is None:
+            session.state.set_banner(
+                Banner(
+                    f"{found.refusal}. This installation has no runtime update source"
+                    " (update.json or COWORK_UPDATE_MANIFEST_URL): install a compatible runtime or Cowork"
+                    " version by hand.",
+                    Tone.ERROR,
+                )
+            )
+            return
+        from desktop.app.compatible_runtime import CompatibleRuntimeDialog
+
+        def installed(result: UpdateResult) -> None:
+            session.state.set_banner(None)
+            session.state.add_notice(f"Runtime {result.version} is installed; the session starts with it.")
+            if self.workbench is not None and self.workbench.current is session:
+                self.workbench.warm_up()
+
+        dialog = CompatibleRuntimeDialog(found, self.updater, installed, self)
+        self.compatible_dialog = dialog
+        self._keep(dialog)
+        dialog.open()
 
     def review_changes(self) -> None:
         if self.workbench is not None:

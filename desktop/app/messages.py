@@ -39,6 +39,7 @@ from desktop.conversation.items import (
     AssistantMessage,
     Item,
     Notice,
+    SignInNotice,
     Tone,
     ToolCallRow,
     ToolState,
@@ -280,11 +281,15 @@ class ToolRowView(ItemWidget):
     def refresh(self) -> None:
         row = self.row
         mark, words = _STATE_MARKS[row.state]
-        target = _relative(row.target or "", self._root)
+        # An MCP tool's call names no file or command: its target, when the runtime sends one, is the
+        # tool itself, which the row already shows.
+        target = "" if row.target == row.tool_name else _relative(row.target or "", self._root)
         if len(target) > 90:
             target = target[:60] + "…" + target[-29:]
         duration = f" · {_duration(row.duration_ms)}" if row.duration_ms is not None else ""
         state = "" if row.state is ToolState.SUCCEEDED else f" — {words}"
+        if row.progress and not row.finished:
+            state += f" · {row.progress}"  # what a running MCP tool last reported
         self.header.setText(f"{mark}  {row.tool_name}  {target}{duration}{state}")
         self.header.setToolTip(row.target or row.tool_name)
         self.header.setProperty("state", row.state.value)
@@ -364,4 +369,9 @@ def widget_for(item: Item, root: str | None = None) -> ItemWidget:
         return ToolRowView(item, root)
     if isinstance(item, UserMessage):
         return UserView(item)
+    if isinstance(item, SignInNotice):
+        # Imported here: the MCP sign-in view builds on this module's ItemWidget.
+        from desktop.mcp.sign_in_view import SignInView
+
+        return SignInView(item)
     return NoticeView(item)

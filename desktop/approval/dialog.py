@@ -34,12 +34,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QFont, QFontDatabase, QKeySequence, QShortcut, QTextOption
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QShortcut, QTextOption
 from PySide6.QtWidgets import (
-    QApplication,
     QCheckBox,
-    QDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -47,19 +45,16 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.approval.present import RequestView, countdown_text, describe, reveal_hidden, waiting_text
+from desktop.approval.present import RequestView, describe, reveal_hidden
 from desktop.approval.queue import ApprovalQueue, PendingApproval
+from desktop.approval.request_dialog import ARM_DELAY_MS, RequestDialog, plain_label
 from desktop.patch.highlight import DiffView
 
 __all__ = ["ARM_DELAY_MS", "RISK_COLOURS", "ApprovalDialog"]
-
-ARM_DELAY_MS = 500
-"""How long a newly shown request ignores its buttons (Firefox guards its security prompts alike)."""
 
 RISK_COLOURS = {
     "low": ("#2e7d32", "#ffffff"),
@@ -69,16 +64,17 @@ RISK_COLOURS = {
 """Badge background and text per risk. A solid badge with its own text colour reads the same on light
 and dark windows (contrast 5.1:1, 10.6:1 and 5.6:1); the level is also written out, never colour only."""
 
-_TICK_MS = 250
 _URGENT_S = 30.0
 _CODE_LINES = 6
+_JSON_LINES = 12
 
 
-class ApprovalDialog(QDialog):
+class ApprovalDialog(RequestDialog[PendingApproval]):
     """See the module docstring. ``clock`` is ``time.monotonic`` (the queue's clock); ``session_label``
     names a conversation for the user when several may ask at once."""
 
     decided = Signal(str, str, str, str, str)
+    no_others_waiting = "No other approvals waiting"
 
     def __init__(
         self,
@@ -92,46 +88,15 @@ class ApprovalDialog(QDialog):
     ) -> None:
         """``save_rules(session_id, suggestedRules)`` saves the rules for the conversation's project and
         returns how they read; it raises ``ValueError`` with a message for the user when it cannot."""
-        super().__init__(parent)
-        self._queue = queue
+        super().__init__(queue, parent, clock=clock, arm_delay_ms=arm_delay_ms, session_label=session_label)
         self._save_rules = save_rules
-        self._clock = clock
-        self._arm_delay_ms = arm_delay_ms
-        self._session_label = session_label
-        self._shown: PendingApproval | None = None
-        self._armed = False
         self._details_rows: list[tuple[str, str]] = []
-
         self.setWindowTitle("Approval needed — Cowork")
-        self.setModal(False)
-        self.setWindowModality(Qt.WindowModality.NonModal)
-        self.setSizeGripEnabled(True)
         self.resize(620, 480)
         self._build()
-
-        self._tick = QTimer(self)
-        self._tick.setInterval(_TICK_MS)
-        self._tick.timeout.connect(self._on_tick)
-        self._arm_timer = QTimer(self)
-        self._arm_timer.setSingleShot(True)
-        self._arm_timer.timeout.connect(self._arm)
-
-        refresh = self._refresh
-        queue.subscribe(refresh)
-        self.destroyed.connect(lambda *_: queue.unsubscribe(refresh))
-        self._refresh()
+        self._follow_queue()
 
     # ------------------------------------------------------------------ what tests and D1 read
-
-    @property
-    def shown(self) -> PendingApproval | None:
-        """The request on screen, or ``None`` while the queue is empty."""
-        return self._shown
-
-    @property
-    def armed(self) -> bool:
-        """Whether the buttons take input (see :data:`ARM_DELAY_MS`)."""
-        return self._armed
 
     def detail_rows(self) -> list[tuple[str, str]]:
         """The details shown, as (label, value) pairs in order."""
@@ -149,17 +114,14 @@ class ApprovalDialog(QDialog):
         title_font.setBold(True)
         title_font.setPointSizeF(title_font.pointSizeF() * 1.2)
         self.title_label.setFont(title_font)
-        self.countdown_label = QLabel()
-        self.countdown_label.setAccessibleName("Time left")
         header = QHBoxLayout()
         header.addWidget(self.risk_label, 0, Qt.AlignmentFlag.AlignTop)
         header.addWidget(self.title_label, 1)
         header.addWidget(self.countdown_label, 0, Qt.AlignmentFlag.AlignTop)
 
-        self.waiting_label = QLabel()
         self.session_label = QLabel()
-        self.summary_label = _plain_label(selectable=True)
-        self.description_label = _plain_label(selectable=True)
+        self.summary_label = plain_label(selectable=True)
+        self.description_label = plain_label(selectable=True)
         description_font = QFont(self.description_label.font())
         description_font.setItalic(True)
         self.description_label.setFont(description_font)
@@ -168,7 +130,7 @@ class ApprovalDialog(QDialog):
         self._details_form = QFormLayout(self._details)
         self._details_form.setContentsMargins(0, 0, 0, 0)
         self._details_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.notes_label = _plain_label(selectable=True)
+        self.notes_label = plain_label(selectable=True)
         scroll_body = QWidget()
         body = QVBoxLayout(scroll_body)
         body.setContentsMargins(0, 0, 0, 0)
@@ -242,31 +204,7 @@ class ApprovalDialog(QDialog):
 
     # ------------------------------------------------------------------ following the queue
 
-    def _refresh(self) -> None:
-        head = self._queue.head()
-        if head is None:
-            self._shown = None
-            self._tick.stop()
-            self._arm_timer.stop()
-            self._armed = False
-            self.hide()
-            return
-        if self._shown is None or head.approval_id != self._shown.approval_id:
-            self._show_request(head)
-        others = len(self._queue) - 1
-        self.waiting_label.setText(waiting_text(others))
-        self.waiting_label.setAccessibleName(waiting_text(others) or "No other approvals waiting")
-        self._update_countdown(head)
-        if not self._tick.isActive():
-            self._tick.start()
-        if not self.isVisible():
-            self.show()
-            self.raise_()
-            self.activateWindow()
-            QApplication.alert(self)
-
     def _show_request(self, pending: PendingApproval) -> None:
-        self._shown = pending
         view = describe(pending.request)
         background, foreground = RISK_COLOURS[view.risk]
         self.risk_label.setText(view.risk_label)
@@ -305,52 +243,33 @@ class ApprovalDialog(QDialog):
         self.setWindowTitle(f"Approval needed: {view.title} — Cowork")
         self._scroll.verticalScrollBar().setValue(0)
         self.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
-        self._disarm()
 
     def _fill_details(self, view: RequestView) -> None:
         while self._details_form.rowCount():
             self._details_form.removeRow(0)
         self._details_rows = [(row.label, row.value) for row in view.rows]
         for row in view.rows:
-            field: QWidget = _code_field(row.value) if row.kind == "code" else _plain_label(row.value, True)
+            field: QWidget = (
+                _code_field(row.value, _JSON_LINES if row.kind == "json" else _CODE_LINES)
+                if row.kind in ("code", "json")
+                else plain_label(row.value, True)
+            )
             field.setAccessibleName(row.label)
             self._details_form.addRow(f"{row.label}:", field)
         self._details.setVisible(bool(view.rows))
 
-    def _update_countdown(self, pending: PendingApproval) -> None:
-        left = pending.seconds_left(self._clock())
-        self.countdown_label.setText(countdown_text(left))
+    def _update_countdown(self, pending: PendingApproval) -> float:
+        left = super()._update_countdown(pending)
         font = QFont(self.countdown_label.font())
         font.setBold(left <= _URGENT_S)
         self.countdown_label.setFont(font)
+        return left
 
-    def _on_tick(self) -> None:
-        # Requests whose time ran out are gone on the runtime's side (denied); they leave the queue,
-        # which refreshes the dialog through its subscription.
-        self._queue.expire(self._clock())
-        head = self._queue.head()
-        if head is not None:
-            self._update_countdown(head)
-
-    # ------------------------------------------------------------------ arming
-
-    def _disarm(self) -> None:
+    def _arm_buttons(self, armed: bool) -> None:
         # Deny keeps the focus and stays enabled (so the focus never jumps elsewhere), but nothing
         # answers until armed; Approve is greyed meanwhile.
-        self._armed = False
-        self.approve_button.setEnabled(False)
-        self.project_button.setEnabled(False)
-        if self._arm_delay_ms <= 0:
-            self._arm()
-        else:
-            self._arm_timer.start(self._arm_delay_ms)
-
-    def _arm(self) -> None:
-        if self._shown is None:
-            return
-        self._armed = True
-        self.approve_button.setEnabled(True)
-        self.project_button.setEnabled(True)
+        self.approve_button.setEnabled(armed)
+        self.project_button.setEnabled(armed)
 
     # ------------------------------------------------------------------ answering
 
@@ -393,38 +312,14 @@ class ApprovalDialog(QDialog):
         """Esc: deny the request shown (never approve; never leave it unanswered out of sight)."""
         self._decide("denied")
 
-    def accept(self) -> None:
-        """Nothing approves implicitly: only the Approve button and its shortcuts do."""
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing the window (its close button, Alt+F4, ⌘W) denies what it shows, like Esc: hidden,
-        the request would leave the agent waiting unseen. The next request, if any, takes its place.
-        To put the dialog away without answering (the app quitting), ``hide()`` it."""
-        if self._shown is None:
-            event.accept()
-            return
-        self._decide("denied")
-        event.ignore()  # the queue decides: the next request, or hidden when none is left
-
 
 def _rule_text(rule: dict[str, Any]) -> str:
     return reveal_hidden(f"{rule.get('kind')} {rule.get('pattern')}")
 
 
-def _plain_label(text: str = "", selectable: bool = False) -> QLabel:
-    label = QLabel(text)
-    label.setTextFormat(Qt.TextFormat.PlainText)  # wire text is never markup
-    label.setWordWrap(True)
-    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-    if selectable:
-        label.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
-        )
-    return label
-
-
-def _code_field(text: str) -> QPlainTextEdit:
-    """A command, path or URL: monospace, whole (wrapped anywhere, scrolled past a few lines)."""
+def _code_field(text: str, most_lines: int = _CODE_LINES) -> QPlainTextEdit:
+    """A command, path, URL or arguments: monospace, whole (wrapped anywhere, scrolled past
+    ``most_lines``)."""
     field = QPlainTextEdit(text)
     field.setReadOnly(True)
     field.setTabChangesFocus(True)
@@ -433,7 +328,7 @@ def _code_field(text: str) -> QPlainTextEdit:
     field.setTextInteractionFlags(
         Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
     )
-    lines = min(max(1, text.count("\n") + 1), _CODE_LINES)
+    lines = min(max(1, text.count("\n") + 1), most_lines)
     margins = field.contentsMargins()
     document_margin = 2 * field.document().documentMargin()
     height = lines * field.fontMetrics().lineSpacing() + margins.top() + margins.bottom() + document_margin

@@ -7,6 +7,7 @@ weigh. Values come off the wire and are shown as text, never interpreted as mark
 
 from __future__ import annotations
 
+import json
 import math
 import unicodedata
 from dataclasses import dataclass
@@ -34,8 +35,9 @@ HIDDEN_CHARACTERS_NOTE = (
 class DetailRow:
     label: str
     value: str
-    kind: Literal["text", "code"] = "text"
-    """``code``: shown in a monospace font (commands, paths, URLs)."""
+    kind: Literal["text", "code", "json"] = "text"
+    """``code``: shown in a monospace font (commands, paths, URLs); ``json``: the same, taller (an MCP
+    tool's arguments, pretty-printed)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,15 @@ def describe(request: dict[str, Any]) -> RequestView:
 
 def _rows(details: dict[str, Any]) -> list[DetailRow]:
     rows = []
-    if tool := _text(details.get("toolName")):
+    server, mcp_tool = _text(details.get("mcpServer")), _text(details.get("mcpTool"))
+    if server:
+        # Which remote server receives the call, and what it receives: the arguments whole.
+        rows.append(
+            DetailRow("MCP tool", f"Server: {server} · Tool: {mcp_tool or _text(details.get('toolName'))}")
+        )
+        if "arguments" in details:
+            rows.append(DetailRow("Arguments", _json(details.get("arguments")), "json"))
+    elif tool := _text(details.get("toolName")):
         rows.append(DetailRow("Tool", tool))
     if command := _text(details.get("command")):
         rows.append(DetailRow("Command", command, "code"))
@@ -94,7 +104,9 @@ def _rows(details: dict[str, Any]) -> list[DetailRow]:
     if url := _text(details.get("url")):
         method = _text(details.get("method"))
         rows.append(DetailRow("Request", f"{method} {url}" if method else url, "code"))
-    known = {"toolName", "command", "cwd", "path", "url", "method", "diff"}
+    known = {"toolName", "command", "cwd", "path", "url", "method", "diff", "mcpServer", "mcpTool"}
+    if server:
+        known.add("arguments")
     # Fields a newer runtime adds are still shown: the user decides on every fact the request carries.
     for key, value in details.items():
         if key not in known and (text := _text(value)):
@@ -163,6 +175,15 @@ def _text(value: Any, *, strip: bool = True) -> str:
         return ""
     text = str(value)
     return reveal_hidden(text.strip() if strip else text)
+
+
+def _json(value: Any) -> str:
+    """Arguments as the server would receive them, indented; hidden characters spelled out."""
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return reveal_hidden(text)
 
 
 def _list(value: Any) -> list[Any]:

@@ -14,32 +14,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
-__all__ = ["ApprovalQueue", "PendingApproval"]
+__all__ = ["ApprovalQueue", "PendingApproval", "PendingRequest", "RequestQueue"]
 
 
 @dataclass(frozen=True)
-class PendingApproval:
-    """One request: ``request`` is the ``approval_requested`` payload, the ApprovalRequest wire dict."""
+class PendingRequest:
+    """A runtime's request waiting for the user: ``request`` is its event payload (wire dict), named
+    by its :attr:`id_field`; the countdown runs from ``received_at``."""
+
+    id_field: ClassVar[str]
 
     session_id: str
     request: dict[str, Any]
     received_at: float
 
     @property
-    def approval_id(self) -> str:
-        return str(self.request["approvalId"])
-
-    @property
-    def title(self) -> str:
-        return str(self.request.get("title") or "Approval needed")
-
-    @property
-    def risk(self) -> str:
-        """``low``, ``medium`` or ``high``; anything else the runtime sent counts as ``high``."""
-        risk = self.request.get("riskLevel")
-        return risk if risk in ("low", "medium", "high") else "high"
+    def key(self) -> str:
+        return str(self.request[self.id_field])
 
     @property
     def timeout_seconds(self) -> float | None:
@@ -57,31 +50,37 @@ class PendingApproval:
         return max(0.0, self.received_at + timeout - now)
 
 
-class ApprovalQueue:
-    """Pending approvals of every conversation in arrival order; subscribers hear of every change."""
+P = TypeVar("P", bound=PendingRequest)
 
-    def __init__(self) -> None:
-        self._pending: dict[str, PendingApproval] = {}
+
+class RequestQueue(Generic[P]):
+    """Pending requests of every conversation in arrival order; subscribers hear of every change.
+    One queue for each kind of request a dialog answers (approvals here, MCP elicitations in
+    :mod:`desktop.mcp.elicitations`)."""
+
+    def __init__(self, id_field: str, what: str) -> None:
+        self._id_field = id_field
+        self._what = what
+        self._pending: dict[str, P] = {}
         self._subscribers: list[Callable[[], None]] = []
 
-    def add(self, session_id: str, request: dict[str, Any], *, received_at: float) -> PendingApproval:
-        """Queue a request; one already queued (the same ``approvalId``) is kept as it is and returned.
-
-        ``ValueError`` when the request has no ``approvalId``: nothing could ever answer it."""
-        approval_id = request.get("approvalId")
-        if not isinstance(approval_id, str) or not approval_id:
-            raise ValueError("an approval request needs an approvalId")
-        existing = self._pending.get(approval_id)
+    def _add(self, request: dict[str, Any], make: Callable[[dict[str, Any]], P]) -> P:
+        """Queue ``make(a copy of request)``; one already queued (the same id) is kept as it is and
+        returned. ``ValueError`` when the request has no id: nothing could ever answer it."""
+        key = request.get(self._id_field)
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"{self._what} needs an {self._id_field}")
+        existing = self._pending.get(key)
         if existing is not None:
             return existing
-        pending = PendingApproval(session_id=session_id, request=dict(request), received_at=received_at)
-        self._pending[approval_id] = pending
+        pending = make(dict(request))
+        self._pending[key] = pending
         self._changed()
         return pending
 
-    def discard(self, approval_id: str) -> None:
+    def discard(self, key: str) -> None:
         """Forget a request (answered, resolved elsewhere, timed out); unknown ids are ignored."""
-        if self._pending.pop(approval_id, None) is not None:
+        if self._pending.pop(key, None) is not None:
             self._changed()
 
     def discard_session(self, session_id: str) -> None:
@@ -91,23 +90,23 @@ class ApprovalQueue:
             self._pending = kept
             self._changed()
 
-    def expire(self, now: float) -> list[PendingApproval]:
-        """Remove and return the requests whose time ran out: the runtime has denied them by now."""
+    def expire(self, now: float) -> list[P]:
+        """Remove and return the requests whose time ran out: the runtime has given up on them."""
         expired = [item for item in self._pending.values() if item.seconds_left(now) <= 0]
         for item in expired:
-            del self._pending[item.approval_id]
+            del self._pending[item.key]
         if expired:
             self._changed()
         return expired
 
-    def head(self) -> PendingApproval | None:
+    def head(self) -> P | None:
         return next(iter(self._pending.values()), None)
 
-    def pending(self) -> list[PendingApproval]:
+    def pending(self) -> list[P]:
         return list(self._pending.values())
 
-    def get(self, approval_id: str) -> PendingApproval | None:
-        return self._pending.get(approval_id)
+    def get(self, key: str) -> P | None:
+        return self._pending.get(key)
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -124,3 +123,41 @@ class ApprovalQueue:
     def _changed(self) -> None:
         for callback in list(self._subscribers):
             callback()
+
+
+@dataclass(frozen=True)
+class PendingApproval(PendingRequest):
+    """One request: ``request`` is the ``approval_requested`` payload, the ApprovalRequest wire dict."""
+
+    id_field: ClassVar[str] = "approvalId"
+
+    @property
+    def approval_id(self) -> str:
+        return self.key
+
+    @property
+    def title(self) -> str:
+        return str(self.request.get("title") or "Approval needed")
+
+    @property
+    def risk(self) -> str:
+        """``low``, ``medium`` or ``high``; anything else the runtime sent counts as ``high``."""
+        risk = self.request.get("riskLevel")
+        return risk if risk in ("low", "medium", "high") else "high"
+
+
+class ApprovalQueue(RequestQueue[PendingApproval]):
+    """Pending approvals of every conversation in arrival order (an expired one the runtime has
+    denied by now)."""
+
+    def __init__(self) -> None:
+        super().__init__("approvalId", "an approval request")
+
+    def add(self, session_id: str, request: dict[str, Any], *, received_at: float) -> PendingApproval:
+        """Queue a request; one already queued (the same ``approvalId``) is kept as it is and returned.
+
+        ``ValueError`` when the request has no ``approvalId``: nothing could ever answer it."""
+        return self._add(
+            request,
+            lambda copy: PendingApproval(session_id=session_id, request=copy, received_at=received_at),
+        )

@@ -20,8 +20,11 @@ __all__ = [
     "BannerAction",
     "gateway_problem",
     "pause_banner",
+    "policy_restored_banner",
+    "policy_updated_text",
     "runtime_lost_banner",
     "runtime_not_recovered_banner",
+    "stopped_banner",
     "task_failed_banner",
 ]
 
@@ -35,6 +38,8 @@ class BannerAction(StrEnum):
     """Start the runtime again and resume from the checkpoint."""
     SETTINGS = "settings"
     OPEN_LOGS = "open_logs"
+    UPDATE_RUNTIME = "update_runtime"
+    """Download the runtime the backend accepts (seed 001 §11), then start the session again."""
 
 
 _LABELS = {
@@ -43,6 +48,7 @@ _LABELS = {
     BannerAction.RESTART_RUNTIME: "Try again",
     BannerAction.SETTINGS: "Open Settings",
     BannerAction.OPEN_LOGS: "Open logs folder",
+    BannerAction.UPDATE_RUNTIME: "Download a compatible runtime",
 }
 
 
@@ -53,6 +59,13 @@ class Banner:
     action: BannerAction | None = None
     more: BannerAction | None = None
     """A second thing to do, offered beside ``action`` (Open Settings beside Resume)."""
+    topic: str | None = None
+    """What the banner is about when a later event may answer it (``policy_revoked``)."""
+
+    @property
+    def revoked(self) -> bool:
+        """The session paused because the organisation revoked its policy."""
+        return self.topic == "policy_revoked"
 
     @property
     def action_label(self) -> str:
@@ -158,11 +171,73 @@ def pause_banner(
             action=BannerAction.RESUME,
             more=BannerAction.SETTINGS,
         )
+    if reason == "policy_revoked":
+        details = error.get("details") if isinstance(error, Mapping) else None
+        why = details.get("revocationReason") if isinstance(details, Mapping) else None
+        return Banner(
+            f"Paused: the organisation revoked this session's policy ({_said(str(why or ''), 'no reason')})."
+            " Resume once an administrator has installed a valid policy, or close the conversation.",
+            tone=Tone.WARNING,
+            action=BannerAction.RESUME,
+            topic="policy_revoked",
+        )
     if reason == "policy_expired":
         text = "Paused: the session's policy expired. Resume to fetch a renewed policy and go on."
     else:
         text = f"Paused: {_said(message, reason or 'no reason given')}. Resume when the problem is fixed."
     return Banner(text, tone=Tone.WARNING, action=BannerAction.RESUME)
+
+
+def policy_restored_banner() -> Banner:
+    """The policy was revoked, and now a valid one is in force: the paused session may go on."""
+    return Banner(
+        "A valid policy is in force again. Resume to go on from where the task paused.",
+        tone=Tone.INFO,
+        action=BannerAction.RESUME,
+    )
+
+
+def stopped_banner(reason: str | None) -> Banner:
+    """An administrator stopped the session (remote admin stop): it ends; the conversation can go on
+    in a new session."""
+    said = _said(reason, "Stopped by an administrator")
+    if not said.lower().startswith("stopped by an administrator"):
+        said = f"Stopped by an administrator: {said}"
+    return Banner(
+        f"{said}. The session has ended; continue in a new session — its history comes along.",
+        tone=Tone.WARNING,
+        action=BannerAction.NEW_SESSION,
+    )
+
+
+_CAPABILITY_WORDS = {
+    "File.Read": "reading files",
+    "File.Write": "writing files",
+    "File.Delete": "deleting files",
+    "Shell.Exec": "running commands",
+    "Network.Http": "web requests",
+    "Workspace.Upload": "saving artifacts",
+    "BackendTool.Invoke": "remote tools",
+    "MCP.Invoke": "MCP tools",
+    "LLM.Call": "model calls",
+}
+
+
+def policy_updated_text(payload: Mapping[str, Any]) -> str:
+    """The notice for ``policy_updated``: what the organisation's new policy allows or no longer does."""
+
+    def words(key: str) -> str:
+        names = payload.get(key)
+        listed = [str(n) for n in names if isinstance(n, str)] if isinstance(names, list) else []
+        return ", ".join(_CAPABILITY_WORDS.get(name, name) for name in listed)
+
+    added, removed = words("added"), words("removed")
+    parts = [f"now allowed: {added}"] if added else []
+    if removed:
+        parts.append(f"no longer allowed: {removed}")
+    if not parts:
+        return "The organisation's policy was updated; what this session may do is unchanged."
+    return "The organisation's policy was updated — " + "; ".join(parts) + "."
 
 
 def gateway_problem(error: Mapping[str, Any] | None, message: str | None, endpoint: str | None) -> str:

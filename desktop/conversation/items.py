@@ -1,6 +1,7 @@
 """What a conversation shows, item by item: the user's prompts, the assistant's words, compact
-tool-call rows and short notices. Plain data, no Qt: :mod:`desktop.conversation.state` builds them
-from the runtime's events or a stored history, and the window draws them.
+tool-call rows, short notices, and the notice that an MCP server needs the user to sign in. Plain
+data, no Qt: :mod:`desktop.conversation.state` builds them from the runtime's events or a stored
+history, and the window draws them.
 
 Every item has a ``key`` unique within its conversation (the order it was added in); the view keeps
 one widget per key for the items it shows.
@@ -15,6 +16,7 @@ __all__ = [
     "AssistantMessage",
     "Item",
     "Notice",
+    "SignInNotice",
     "Tone",
     "ToolCallRow",
     "ToolState",
@@ -82,6 +84,9 @@ class ToolCallRow:
     output: str | None = None
     """The output's beginning (the runtime sends a preview), or the error's message."""
     approval_id: str | None = None
+    progress: str | None = None
+    """What a running MCP tool last said of its progress (``mcp_progress``), or that its server waits
+    for the user's answer; not shown once the call has ended."""
 
     @property
     def finished(self) -> bool:
@@ -99,4 +104,17 @@ class Notice:
     """What the notice offers to do (``review_changes``), or ``None``."""
 
 
-Item = UserMessage | AssistantMessage | ToolCallRow | Notice
+@dataclass(eq=False, slots=True)
+class SignInNotice:
+    """An MCP server needs the user to sign in (``mcp_authorization_required``): the page's address,
+    whether the browser was opened on it, and why not when it was not."""
+
+    key: int
+    server_name: str
+    url: str
+    opened: bool = False
+    problem: str = ""
+    """Why the browser was not opened (``""`` when it was, or when nothing tried yet)."""
+
+
+Item = UserMessage | AssistantMessage | ToolCallRow | Notice | SignInNotice

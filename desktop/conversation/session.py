@@ -8,6 +8,9 @@ what happens when the runtime dies. Qt-free: the runtime arrives through a :clas
 * A new conversation is ``CreateSession`` with the project folder (``workspaceHint.localPaths``) or
   none (a general chat); a past one is ``CreateSession`` with the history of its newest session
   (seed 004 scenario B).
+* An MCP server's request for input (``elicitation_requested``) goes to the window's queue and the
+  user's answer back as ``AnswerElicitation``; a sign-in page (``mcp_authorization_required``) is
+  opened in the browser; ``GetMcpServers`` fills the list Settings shows.
 * The runtime dies → the user is told, a new runtime is started and ``ResumeSession`` continues
   from the checkpoint (seed 000 §9.5), at most :data:`RESTARTS` times in :data:`RESTART_WINDOW_S`
   before the user decides. ``close()`` is ``Shutdown`` (seed 000 §3.4).
@@ -25,10 +28,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from contracts.errors import ErrorCode
 from contracts.ipc.client_core import ConnectionClosed, RpcCallError
+from contracts.jsonrpc import RpcErrorCode
 from desktop.conversation.banners import (
     Banner,
     BannerAction,
@@ -40,6 +44,10 @@ from desktop.conversation.items import Tone
 from desktop.conversation.journal import OpenSession, SessionJournal
 from desktop.conversation.state import ConversationState
 from desktop.launch.runtime import SUPPORTED_CAPABILITIES
+from desktop.mcp.authorization import sign_in_problem
+
+if TYPE_CHECKING:
+    from desktop.updater.compatible import Incompatibility
 
 __all__ = [
     "RESTARTS",
@@ -47,6 +55,7 @@ __all__ = [
     "TASK_STOP_GRACE_S",
     "ApprovalSink",
     "ConversationSession",
+    "ElicitationSink",
     "Identity",
     "Phase",
     "RestartBudget",
@@ -104,6 +113,25 @@ class ApprovalSink(Protocol):
     def add(self, session_id: str, request: dict[str, Any], *, received_at: float) -> object: ...
 
     def discard(self, approval_id: str) -> None: ...
+
+    def discard_session(self, session_id: str) -> None: ...
+
+
+class ElicitationSink(Protocol):
+    """Where MCP servers' requests for input go (the window's queue, :mod:`desktop.mcp.elicitations`)."""
+
+    def add(
+        self,
+        session_id: str,
+        request: dict[str, Any],
+        *,
+        received_at: float,
+        refusal: str = "",
+        entered: dict[str, Any] | None = None,
+    ) -> object:
+        """Queue ``request``; with ``refusal``, it is one whose answer (``entered``) was refused."""
+
+    def discard(self, elicitation_id: str) -> None: ...
 
     def discard_session(self, session_id: str) -> None: ...
 
@@ -180,14 +208,23 @@ class ConversationSession:
         journal: SessionJournal | None = None,
         interrupted: OpenSession | None = None,
         clock: Callable[[], float] = time.monotonic,
+        elicitations: ElicitationSink | None = None,
+        open_url: Callable[[str], bool] | None = None,
     ) -> None:
         """``history``: a past conversation to continue in a new session; ``interrupted``: a session a
-        crash left open, to resume from its checkpoint; ``journal`` keeps the open sessions on disk."""
+        crash left open, to resume from its checkpoint; ``journal`` keeps the open sessions on disk;
+        ``elicitations`` receives MCP servers' requests for input; ``open_url`` opens an MCP server's
+        sign-in page in the system browser (whether it could)."""
         self.state = state
         self.folder = folder
         self._launcher = launcher
         self._identity = identity
         self._approvals = approvals
+        self._elicitations = elicitations
+        self._asked: dict[str, tuple[dict[str, Any], float]] = {}
+        """The requests for input still waiting, as they came (payload, arrival): one whose answer the
+        runtime refuses goes back to the user."""
+        self._open_url = open_url
         self._defaults = defaults
         self._history = dict(history) if history is not None else None
         self._fetch_history = fetch_history
@@ -201,6 +238,8 @@ class ConversationSession:
         self.workspace_id: str | None = interrupted.workspace_id if interrupted else None
         self.earlier_sessions: set[str] = set()
         """Sessions this conversation was, before it continued in the current one."""
+        self.feature_flags: dict[str, bool] = {}
+        """The session's ``featureFlags`` as its runtime last reported them (contracts.observability)."""
         if history is not None:
             self.earlier_sessions |= {str(m.get("sessionId")) for m in history.get("messages") or ()}
         self.on_lost: Callable[[ConversationSession, str], None] | None = None
@@ -213,6 +252,9 @@ class ConversationSession:
         self._reloading: asyncio.Task[None] | None = None
         self._resumed_notice: str | None = None
         """What the next resume from the checkpoint tells the user, when it is not a crash's."""
+        self.incompatibility: Incompatibility | None = None
+        """The backend's verdict when it refused this client's versions at the last start (seed 001
+        §11): the runtime range to download from, until a start succeeds."""
 
     # ------------------------------------------------------------------ reading
 
@@ -268,16 +310,38 @@ class ConversationSession:
                 self._drop(connection)
                 await connection.stop(shutdown=False)
                 raise
+        except RpcCallError as exc:
+            self.phase = Phase.IDLE
+            refused = self._incompatible(exc)
+            if refused is not None:
+                raise refused from exc
+            raise
         except BaseException:
             self.phase = Phase.IDLE
             raise
+        self.incompatibility = None
         self.session_id = str(created["sessionId"])
         self.workspace_id = str(created["workspaceId"])
+        self.feature_flags = _flags(created)
         if self._journal is not None:
             self._journal.add(self.session_id, self.workspace_id, self.folder)
         self.phase = Phase.READY
         self.state.set_session(str(created.get("sessionStatus") or "SESSION_RUNNING"))
         await self._sync_state()
+
+    def _incompatible(self, exc: RpcCallError) -> ConversationError | None:
+        """The Session Service's ``incompatible`` verdict (seed 000 §3.2 step 4), as something to do:
+        download the runtime the backend accepts (seed 001 §11), or update Cowork itself."""
+        details = exc.data.details if exc.data is not None else {}
+        if details.get("compatibilityStatus") != "incompatible":
+            return None
+        from desktop.updater.compatible import incompatibility_from  # only when it happens
+
+        found = incompatibility_from(details)
+        if found is None:
+            return None
+        self.incompatibility = found
+        return ConversationError(found.message, BannerAction.UPDATE_RUNTIME if found.fixable else None)
 
     async def _launch(self) -> RuntimeConnection:
         holder: list[RuntimeConnection] = []
@@ -291,6 +355,7 @@ class ConversationSession:
         # (Asked on a thread: a folder on a network share can take its time to answer.)
         exists = bool(self.folder) and await asyncio.to_thread(os.path.isdir, self.folder or "")
         cwd = self.folder if exists else None
+        self.state.mcp_servers.clear()  # a new runtime connects to its servers again and says so
         connection = await self._launcher.launch(cwd=cwd, on_event=self._on_event, on_lost=lost)
         holder.append(connection)
         self._connection = connection
@@ -329,11 +394,44 @@ class ConversationSession:
             self._approvals.add(session, payload, received_at=self._clock())
         elif kind in ("approval_resolved", "approval_timeout"):
             self._approvals.discard(str(payload.get("approvalId")))
+        elif kind == "elicitation_requested" and self._elicitations is not None:
+            session = str(event.get("sessionId") or self.session_id or "")
+            arrived = self._clock()
+            try:
+                self._elicitations.add(session, payload, received_at=arrived)
+            except ValueError as exc:  # no ID: nothing could answer it; the runtime's timeout ends it
+                logger.warning("an elicitation request that cannot be answered: %s", exc)
+            else:
+                self._asked[str(payload["elicitationId"])] = (payload, arrived)
+        elif kind == "elicitation_resolved" and self._elicitations is not None:
+            self._asked.pop(str(payload.get("elicitationId")), None)
+            self._elicitations.discard(str(payload.get("elicitationId")))
+        elif kind == "mcp_authorization_required":
+            self._sign_in(payload)
         elif kind in ("task_completed", "task_failed", "task_cancelled"):
             if self._view_from_history:
                 self._reloading = asyncio.ensure_future(self._reload_view())
             if self.on_task_ended is not None:
                 self.on_task_ended(self)
+
+    def _sign_in(self, payload: dict[str, Any]) -> None:
+        """Open the server's sign-in page in the browser and say so in the conversation, with the address
+        to open again or copy — or why it was not opened."""
+        server = str(payload.get("serverName") or "an MCP server")
+        url = str(payload.get("authorizationUrl") or "")
+        problem = sign_in_problem(url)
+        opened = False
+        if not problem and self._open_url is not None:
+            try:
+                opened = bool(self._open_url(url))
+            except Exception:  # the notice still shows the address to open by hand
+                logger.exception("could not open the sign-in page of %s", server)
+            if not opened:
+                problem = "Cowork could not open your browser. Open the address below yourself."
+        elif not problem:
+            problem = "Open the address below in your browser."
+        logger.info("sign-in for MCP server %s: browser %s", server, "opened" if opened else "not opened")
+        self.state.add_sign_in(server, url, opened=opened, problem=problem)
 
     async def _reload_view(self) -> None:
         """The resumed task has ended and its history is uploaded (before its end event): draw the
@@ -400,6 +498,7 @@ class ConversationSession:
             return  # the new runtime's ResumeSession resumed it
         asked = self.state.events_seen
         result = await self._require().call("ResumeSession", {"sessionId": self.session_id}, timeout=60)
+        self.feature_flags = _flags(result) or self.feature_flags
         self.state.set_session(result.get("sessionStatus"), result.get("task"), asked_after=asked)
         self.state.set_banner(None)
 
@@ -440,6 +539,71 @@ class ConversationSession:
         if reason:
             params["reason"] = reason
         await self._require().call("ApproveAction", params)
+
+    async def answer_elicitation(
+        self, elicitation_id: str, action: str, content: dict[str, Any] | None
+    ) -> bool:
+        """``AnswerElicitation``: the user's answer to an MCP server's request for input; whether the
+        request was still waiting for it (the conversation says so when it was not)."""
+        params: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "elicitationId": elicitation_id,
+            "action": action,
+        }
+        if action == "accept":
+            params["content"] = dict(content or {})
+        try:
+            result = await self._require().call("AnswerElicitation", params)
+        except RpcCallError as exc:
+            asked = self._asked.get(elicitation_id)
+            if exc.rpc_code != RpcErrorCode.INVALID_PARAMS or action != "accept" or asked is None:
+                raise
+            # The server's schema refused the content; the request still waits: back to the user, with
+            # what they entered and why it was refused.
+            why = exc.data.message if exc.data is not None else exc.rpc_message
+            if self._elicitations is not None:
+                self._elicitations.add(
+                    str(self.session_id),
+                    asked[0],
+                    received_at=asked[1],
+                    refusal=why.removeprefix("content ").strip(),
+                    entered=content,
+                )
+            return False
+        accepted = bool(result.get("accepted")) if isinstance(result, dict) else False
+        self._asked.pop(elicitation_id, None)
+        if not accepted:
+            self.state.add_notice(
+                "Your answer did not reach the MCP server: its request was no longer waiting (it timed out"
+                " or its tool call ended).",
+                Tone.WARNING,
+            )
+        return accepted
+
+    async def refresh_mcp_servers(self) -> None:
+        """``GetMcpServers`` into :attr:`ConversationState.mcp_servers`. A failure is kept there for
+        Settings to show; it is not raised."""
+        servers = self.state.mcp_servers
+        if self._connection is None or self.phase is not Phase.READY or self.session_id is None:
+            servers.failed(
+                "The conversation's agent runtime is not running; its MCP servers are listed once it"
+                " starts (send a message)."
+            )
+            return
+        servers.start_refresh()
+        try:
+            result = await self._connection.call("GetMcpServers", {"sessionId": self.session_id})
+        except RpcCallError as exc:
+            if exc.rpc_code == RpcErrorCode.METHOD_NOT_FOUND:  # a runtime from before MCP support
+                servers.failed("This conversation's agent runtime does not support MCP servers.")
+            else:
+                servers.failed(exc.data.message if exc.data is not None else exc.rpc_message)
+            return
+        except (ConnectionClosed, TimeoutError) as exc:
+            servers.failed(f"The agent runtime did not answer ({exc or type(exc).__name__}).")
+            return
+        listed = result.get("servers") if isinstance(result, dict) else None
+        servers.replace(listed if isinstance(listed, list) else [])
 
     async def patch_preview(self) -> dict[str, Any]:
         """``GetPatchPreview`` for the whole session: the files its tasks changed."""
@@ -492,6 +656,9 @@ class ConversationSession:
         self._connection = None
         if self.session_id is not None:
             self._approvals.discard_session(self.session_id)
+            if self._elicitations is not None:
+                self._elicitations.discard_session(self.session_id)
+        self._asked.clear()
         ended = await connection.stop(shutdown=shutdown, shutdown_timeout=shutdown_timeout)
         if ended and self.session_id is not None and self._journal is not None:
             # Ended in order: nothing is left to resume. Otherwise the next start offers to.
@@ -513,11 +680,14 @@ class ConversationSession:
         self._connection = None
         if self.session_id is not None:
             self._approvals.discard_session(self.session_id)
+            if self._elicitations is not None:
+                self._elicitations.discard_session(self.session_id)
+        self._asked.clear()
         if self.phase is Phase.CLOSED:
             return
-        if self.state.session_status == "SESSION_FAILED":
-            # The runtime failed the session and exited as it should (its banner offers a new
-            # session): not a crash, and there is no checkpoint to resume.
+        if self.state.session_status in ("SESSION_FAILED", "SESSION_CANCELLED", "SESSION_COMPLETED"):
+            # The runtime ended the session itself — it failed, or an administrator stopped it — and
+            # exited as it should (its banner offers a new session): not a crash, nothing to resume.
             self.phase = Phase.BROKEN
             if self._journal is not None and self.session_id is not None:
                 self._journal.remove(self.session_id)
@@ -573,6 +743,10 @@ class ConversationSession:
                     f"{message.rstrip('.')}. Continue in a new session: its history comes along.",
                     BannerAction.NEW_SESSION,
                 ) from exc
+            if exc.error_code is ErrorCode.RATE_LIMITED:
+                # A quota of the organisation (seed 001 Phase 4): the backend's message names the
+                # limit and when to try again, and a restarted runtime would be refused the same.
+                raise ConversationError(message) from exc
             raise ConversationError(
                 runtime_not_recovered_banner(message).text, BannerAction.RESTART_RUNTIME
             ) from exc
@@ -583,6 +757,7 @@ class ConversationSession:
                 runtime_not_recovered_banner(why).text, BannerAction.RESTART_RUNTIME
             ) from exc
         self.phase = Phase.READY
+        self.feature_flags = _flags(result) or self.feature_flags
         self.state.set_session(result.get("sessionStatus"), result.get("task"), asked_after=asked)
         task = result.get("task") or {}
         step = f" at step {task.get('stepCount')}" if task.get("stepCount") else ""
@@ -592,3 +767,11 @@ class ConversationSession:
             notice or f"The agent runtime was restarted; the conversation resumed{step}.", Tone.INFO
         )
         await self._sync_state()
+
+
+def _flags(answer: Mapping[str, Any]) -> dict[str, bool]:
+    """``featureFlags`` of a CreateSession or ResumeSession answer (only true/false values kept)."""
+    flags = answer.get("featureFlags")
+    if not isinstance(flags, dict):
+        return {}
+    return {str(name): value for name, value in flags.items() if isinstance(value, bool)}

@@ -8,6 +8,9 @@
 * The two-level state of seed 000 §3.3 — the session's and the task's — with plain words for both,
   the step counter and its 80 % warning, and token use against the session's budget.
 * One banner (:mod:`desktop.conversation.banners`) for what went wrong and what to do about it.
+* MCP servers (seed 003 §9): their state for Settings (:attr:`ConversationState.mcp_servers`), a
+  notice when one becomes unavailable or a configuration is not used, a running tool's progress and
+  its server's question on the tool's row, and the sign-in notice (:meth:`add_sign_in`).
 """
 
 from __future__ import annotations
@@ -17,17 +20,33 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from desktop.conversation.banners import Banner, BannerAction, pause_banner, task_failed_banner
+from desktop.conversation.banners import (
+    Banner,
+    BannerAction,
+    pause_banner,
+    policy_restored_banner,
+    policy_updated_text,
+    stopped_banner,
+    task_failed_banner,
+)
 from desktop.conversation.checklist import ChecklistState
 from desktop.conversation.items import (
     AssistantMessage,
     Item,
     Notice,
+    SignInNotice,
     Tone,
     ToolCallRow,
     ToolState,
     UserMessage,
 )
+from desktop.mcp.notices import (
+    available_again_text,
+    config_warning_text,
+    progress_text,
+    unavailable_text,
+)
+from desktop.mcp.servers import McpServers
 
 __all__ = [
     "ACTIVE_TASK_STATES",
@@ -139,6 +158,10 @@ class ConversationState:
         """Events applied so far: a call's answer older than the last event must not undo it."""
         self.checklist = ChecklistState()
         """The session checklist the agent keeps (seed 002), drawn read-only beside the conversation."""
+        self.mcp_servers = McpServers()
+        """The session's MCP servers and their state, as Settings lists them."""
+        self._asking: dict[str, ToolCallRow] = {}
+        """The tool rows whose MCP server waits for the user's answer, by elicitation ID."""
         self._next_key = 0
         self._observers: list[StateObserver] = []
         self._assistant: AssistantMessage | None = None
@@ -167,13 +190,22 @@ class ConversationState:
             "session_cancelled": self._on_session_ended,
             "session_failed": self._on_session_ended,
             "policy_expired": self._on_policy_expired,
+            "policy_updated": self._on_policy_updated,
+            "policy_revoked": self._on_policy_revoked,
+            "session_stop_requested": self._on_stop_requested,
             "checkpoint_recovery_failed": self._on_recovery_failed,
             "artifact_upload_failed": self._on_upload_failed,
+            "upload_skipped": self._on_upload_skipped,
             "redaction_applied": self._on_redaction,
             "context_compacted": self._on_compacted,
             "task_list_created": self._on_checklist,
             "task_list_updated": self._on_checklist,
             "task_list_verification_nudged": self._on_checklist,
+            "mcp_server_state_changed": self._on_mcp_server_state,
+            "mcp_progress": self._on_mcp_progress,
+            "mcp_config_warning": self._on_mcp_config_warning,
+            "elicitation_requested": self._on_elicitation_requested,
+            "elicitation_resolved": self._on_elicitation_resolved,
         }
 
     # ------------------------------------------------------------------ observing
@@ -228,6 +260,12 @@ class ConversationState:
 
     def add_notice(self, text: str, tone: Tone = Tone.INFO, action: str | None = None) -> Notice:
         notice = Notice(self._key(), text, tone, action)
+        self._added(notice)
+        return notice
+
+    def add_sign_in(self, server_name: str, url: str, *, opened: bool, problem: str = "") -> SignInNotice:
+        """An MCP server needs the user to sign in at ``url``; ``opened``: the browser shows it."""
+        notice = SignInNotice(self._key(), server_name, url, opened, problem)
         self._added(notice)
         return notice
 
@@ -555,6 +593,24 @@ class ConversationState:
     def _on_policy_expired(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         self.add_notice("The session's policy expired.", Tone.WARNING)
 
+    def _on_policy_updated(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self.add_notice(policy_updated_text(payload))
+        if self.session_status == "SESSION_PAUSED" and self.banner is not None and self.banner.revoked:
+            self.set_banner(policy_restored_banner())
+
+    def _on_policy_revoked(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        reason = payload.get("reason")
+        self.add_notice(
+            f"The organisation revoked the policy of this session ({_said(reason)}). It pauses once what"
+            " is running now has finished.",
+            Tone.WARNING,
+        )
+
+    def _on_stop_requested(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self._end_streaming()
+        reason = payload.get("reason")
+        self.set_banner(stopped_banner(reason if isinstance(reason, str) else None))
+
     def _on_recovery_failed(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         self.add_notice(
             "The saved state of this conversation could not be read, so it starts fresh; its history"
@@ -566,6 +622,13 @@ class ConversationState:
         self.add_notice(
             f"Could not save {payload.get('artifactName') or 'an artifact'} to the backend:"
             f" {payload.get('reason') or 'no reason given'}. The conversation goes on.",
+            Tone.WARNING,
+        )
+
+    def _on_upload_skipped(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self.add_notice(
+            f"{payload.get('artifactName') or 'An artifact'} was not saved to the backend: the policy does"
+            f" not allow it ({payload.get('reason') or 'no reason given'}). The conversation goes on.",
             Tone.WARNING,
         )
 
@@ -595,6 +658,63 @@ class ConversationState:
     def _on_checklist(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         self.checklist.apply(str(event.get("eventType")), payload)
 
+    def _on_mcp_server_state(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        before, after = self.mcp_servers.update(payload)
+        if after is None:
+            return
+        if after.unavailable and (before is None or not before.unavailable):
+            self.add_notice(unavailable_text(after.name, after.last_error), Tone.WARNING)
+        elif before is not None and before.unavailable and after.state == "connected":
+            self.add_notice(available_again_text(after.name))
+
+    def _on_mcp_progress(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        row = self._mcp_row(payload)
+        text = progress_text(payload)
+        if row is None or not text or row.finished:
+            return
+        row.progress = text
+        self._changed(row)
+        self._tool_is_running()
+
+    def _tool_is_running(self) -> None:
+        # Progress and questions come from a call already past the policy check and any approval.
+        if self.task_status == "CHECKING_POLICY":
+            self._set_task("EXECUTING_TOOLS")
+
+    def _on_mcp_config_warning(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        self.add_notice(config_warning_text(payload), Tone.WARNING)
+
+    def _on_elicitation_requested(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        row = self._mcp_row(payload)
+        elicitation_id = payload.get("elicitationId")
+        if row is None or row.finished or not isinstance(elicitation_id, str):
+            return
+        self._asking[elicitation_id] = row
+        row.progress = f"{payload.get('serverName') or 'the server'} asks for your input"
+        self._changed(row)
+        self._tool_is_running()
+
+    def _on_elicitation_resolved(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        row = self._asking.pop(str(payload.get("elicitationId")), None)
+        if row is not None and not row.finished:
+            row.progress = None
+            self._changed(row)
+
+    def _mcp_row(self, payload: Mapping[str, Any]) -> ToolCallRow | None:
+        """The row of the MCP tool call an event is about: by its call ID, else the newest running row
+        of ``server/tool``."""
+        call_id = payload.get("toolCallId")
+        if isinstance(call_id, str) and call_id in self._tools_by_call:
+            return self._tools_by_call[call_id]
+        server, tool = payload.get("serverName"), payload.get("toolName")
+        if not isinstance(server, str) or not isinstance(tool, str):
+            return None
+        names = {tool, f"{server}/{tool}"}
+        for row in reversed(self._tools_by_call.values()):
+            if not row.finished and row.tool_name in names:
+                return row
+        return None
+
     # ------------------------------------------------------------------ helpers
 
     def _set_task(self, status: str) -> None:
@@ -620,6 +740,11 @@ class ConversationState:
                 continue
             return row
         return None
+
+
+def _said(value: object) -> str:
+    text = " ".join(str(value or "").split()).rstrip(".")
+    return text[:300] or "no reason given"
 
 
 def _int(value: object, default: int) -> int:

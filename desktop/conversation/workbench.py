@@ -30,6 +30,7 @@ from desktop.conversation.journal import OpenSession, SessionJournal
 from desktop.conversation.session import (
     ApprovalSink,
     ConversationSession,
+    ElicitationSink,
     Identity,
     RuntimeLauncher,
     TaskDefaults,
@@ -63,13 +64,19 @@ class Workbench:
         approvals: ApprovalSink,
         defaults: Callable[[], TaskDefaults] = TaskDefaults,
         journal: SessionJournal | None = None,
+        elicitations: ElicitationSink | None = None,
+        open_url: Callable[[str], bool] | None = None,
     ) -> None:
+        """``elicitations`` receives MCP servers' requests for input; ``open_url`` opens an MCP server's
+        sign-in page in the system browser (see :class:`ConversationSession`)."""
         self.runner = runner
         self._journal = journal
         self._launcher = launcher
         self._history = history
         self._identity = identity
         self._approvals = approvals
+        self._elicitations = elicitations
+        self._open_url = open_url
         self._defaults = defaults
         self._open: list[_Open] = []
         self._numbers = itertools.count(1)
@@ -208,6 +215,8 @@ class Workbench:
             fetch_history=self._fetch_history,
             journal=self._journal,
             interrupted=interrupted,
+            elicitations=self._elicitations,
+            open_url=self._open_url,
         )
         session.on_lost = self._recover
         session.on_task_ended = self._task_ended
@@ -344,6 +353,24 @@ class Workbench:
         self.runner.run(
             "send your decision", session.approve(approval_id, decision, scope, reason), context=session
         )
+
+    def answer_elicitation(
+        self, session_id: str, elicitation_id: str, action: str, content: dict[str, Any] | None
+    ) -> None:
+        """The user's answer to an MCP server's request for input (the elicitation dialog)."""
+        session = self.session_by_id(session_id)
+        if session is None:
+            logger.warning("an answer for session %s, which is not open", session_id)
+            return
+        self.runner.run(
+            "send your answer to the MCP server",
+            session.answer_elicitation(elicitation_id, action, content),
+            context=session,
+        )
+
+    def refresh_mcp_servers(self, session: ConversationSession) -> None:
+        """Ask ``session``'s runtime for its MCP servers again (Settings' list)."""
+        self.runner.run("list the MCP servers", session.refresh_mcp_servers(), context=session)
 
     def settings_changed(self) -> None:
         """Settings were saved: each open conversation whose runtime still calls the previous gateway

@@ -9,13 +9,13 @@ that says so — unless ``--approve-all`` was given, which approves them all (an
 
 from __future__ import annotations
 
-import asyncio
-import threading
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
 from desktop.approval.present import reveal_hidden
+from desktop.headless.terminal import TerminalLines
 
 __all__ = ["NO_TERMINAL_REASON", "Answer", "Approver", "TerminalApprover", "UnattendedApprover"]
 
@@ -53,18 +53,18 @@ class TerminalApprover:
         *,
         before_prompt: Callable[[], None],
         save_rules: Callable[[Any], str] | None = None,
+        lines: TerminalLines | None = None,
     ) -> None:
         """``save_rules(suggestedRules)`` saves them for the project and says what it saved; it raises
-        ``ValueError`` with a message for the user when it cannot. None: a run without a project."""
-        self._input = answers_from
+        ``ValueError`` with a message for the user when it cannot. None: a run without a project.
+        ``lines``: the terminal's reader, when other questions are asked on the same terminal."""
         self._output = prompt_to
         self._before_prompt = before_prompt
         self._save_rules = save_rules
-        self._lines: asyncio.Queue[str | None] | None = None
-        self._one_at_a_time = asyncio.Lock()
+        self._lines = lines if lines is not None else TerminalLines(answers_from)
 
     async def answer(self, request: dict[str, Any]) -> Answer:
-        async with self._one_at_a_time:
+        async with self._lines.one_at_a_time:
             self._before_prompt()
             self._output.write(_describe(request))
             suggested = request.get("suggestedRules") if self._save_rules is not None else None
@@ -103,25 +103,21 @@ class TerminalApprover:
                     return Answer("denied", reason="Denied in the terminal")
 
     async def _next_line(self) -> str | None:
-        if self._lines is None:
-            self._lines = asyncio.Queue()
-            _start_reader(self._input, self._lines, asyncio.get_running_loop())
-        return await self._lines.get()
+        return await self._lines.next_line()
 
 
-def _start_reader(stream: TextIO, lines: asyncio.Queue[str | None], loop: asyncio.AbstractEventLoop) -> None:
-    # A daemon thread: a blocked read of the terminal must never keep the process from exiting.
-    def read() -> None:
-        while True:
-            try:
-                line = stream.readline()
-            except (OSError, ValueError):
-                line = ""
-            loop.call_soon_threadsafe(lines.put_nowait, line or None)
-            if not line:
-                return
+_MCP_DETAILS = frozenset({"diff", "mcpServer", "mcpTool", "arguments", "toolName"})
+_MAX_ARGUMENT_LINES = 40
 
-    threading.Thread(target=read, name="terminal-answers", daemon=True).start()
+
+def _arguments(arguments: object) -> list[str]:
+    """An MCP call's arguments as indented JSON, cut at a screenful (the dialog shows them whole)."""
+    text = json.dumps(arguments if arguments is not None else {}, indent=2, ensure_ascii=False, default=str)
+    shown = text.split("\n")
+    if len(shown) > _MAX_ARGUMENT_LINES:
+        more = len(shown) - _MAX_ARGUMENT_LINES
+        shown = [*shown[:_MAX_ARGUMENT_LINES], f"… {more} more line{'s' if more != 1 else ''}"]
+    return shown
 
 
 def _describe(request: dict[str, Any]) -> str:
@@ -137,9 +133,17 @@ def _describe(request: dict[str, Any]) -> str:
     ]
     if request.get("description"):
         lines.append(f"   rule: {request['description']}")
+    if details.get("mcpServer"):
+        # An MCP server's tool (seed 003 §9.4): which server, which tool, and exactly what it is sent.
+        lines.append(f"   MCP server: {details['mcpServer']}")
+        lines.append(f"   tool: {details.get('mcpTool')}")
+        lines.append("   arguments:")
+        lines.extend(f"     {line}" for line in _arguments(details.get("arguments")))
+    apart = _MCP_DETAILS if details.get("mcpServer") else frozenset({"diff"})
     for key, value in details.items():
-        if key != "diff" and value not in (None, "", [], {}):
-            lines.append(f"   {key}: {value}")
+        if key in apart or value in (None, "", [], {}):
+            continue
+        lines.append(f"   {key}: {value}")
     if isinstance(details.get("diff"), str) and details["diff"]:
         lines.append("   the change it would make:")
         lines.extend(f"     {line}" for line in details["diff"].rstrip("\n").split("\n"))

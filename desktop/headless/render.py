@@ -93,10 +93,26 @@ def _describe(kind: str, payload: dict[str, Any]) -> str | None:
         return f"  allowed without asking by the project's saved rule {_short(str(payload['savedRule']))}"
     if kind == "policy_expired":
         return "! the session's policy expired; the session pauses until it is renewed"
+    if kind == "policy_revoked":
+        return (
+            f"! the organisation revoked the policy: {_short(payload.get('reason', ''))}; the session pauses"
+        )
+    if kind == "policy_updated":
+        added, removed = payload.get("added") or [], payload.get("removed") or []
+        changes = [f"+{name}" for name in added] + [f"-{name}" for name in removed]
+        return "! the organisation's policy was updated" + (f": {' '.join(changes)}" if changes else "")
+    if kind == "session_stop_requested":
+        return f"! {_short(payload.get('reason', ''), 500)}; the session ends"
     if kind == "artifact_upload_failed":
         return f"! could not upload {payload.get('artifactName')}: {_short(payload.get('reason', ''))}"
+    if kind == "upload_skipped":
+        return f"! not uploaded by policy: {payload.get('artifactName')}: {_short(payload.get('reason', ''))}"
     if kind == "redaction_applied":
         return "! sensitive values were redacted from what was sent to the model"
+    if kind == "mcp_server_state_changed":
+        return _mcp_state(payload)
+    if kind == "mcp_config_warning":
+        return f"! MCP configuration: {_short(payload.get('message', ''), 400)}"
     if kind == "checkpoint_recovery_failed":
         return "! the saved state of this session could not be read; it starts fresh"
     if kind == "task_failed":
@@ -108,6 +124,19 @@ def _describe(kind: str, payload: dict[str, Any]) -> str | None:
     if kind == "session_paused":
         error = payload.get("error") or {}
         return f"! session paused: {_short(error.get('message') or payload.get('reason', ''), 500)}"
+    return None
+
+
+def _mcp_state(payload: dict[str, Any]) -> str | None:
+    """A server connecting is not news; connected, unavailable and waiting for a sign-in are."""
+    name, state = payload.get("name"), payload.get("state")
+    if state == "connected":
+        count = payload.get("toolCount", 0)
+        return f"  MCP server {name} connected ({count} tool{'s' if count != 1 else ''})"
+    if state == "unavailable":
+        return f"! MCP server {name} unavailable: {_short(payload.get('lastError') or '', 300)}"
+    if state == "authorizing":
+        return f"  MCP server {name} is waiting for you to sign in"
     return None
 
 

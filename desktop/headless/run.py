@@ -1,5 +1,10 @@
 """One ``cowork exec`` run: backend and gateway, the runtime on stdio, a session, a task, its events.
 
+Nothing waits that need not: the runtime is spawned as soon as the gateway is chosen, while the
+backend is found or started (``desktop.launch.backend.open_backend``: the embedded one is named to the
+runtime by its state file until it is up) and the gateway is checked; ``CreateSession`` goes out once
+both are known. The embedded backend outlives the run and serves the next one.
+
 The run ends with the event that ends the task (or the session pausing, or the runtime going away);
 its exit status says which (:mod:`desktop.headless.outcome`). Ctrl-C cancels the task; a second
 Ctrl-C stops the runtime. A paused or lost session keeps its checkpoint, so ``--resume`` continues it.
@@ -13,7 +18,7 @@ import signal
 import sys
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,10 +26,12 @@ from typing import Any
 from contracts.ipc.client import ChildProcess, JsonRpcClient
 from contracts.ipc.client_core import ConnectionClosed, RpcCallError
 from desktop.headless.approvals import Approver
+from desktop.headless.elicitations import DefaultsElicitor, Elicitor
 from desktop.headless.outcome import ExitCode, exit_code_for_end
 from desktop.headless.render import Renderer
-from desktop.launch.backend import BackendAccess, backend_for_session, reachable
+from desktop.launch.backend import BackendAccess, SessionBackend, default_backend_dir, open_backend, reachable
 from desktop.launch.errors import LaunchError
+from desktop.launch.forked import ForkedChild, start_runtime
 from desktop.launch.gateway import GatewaySettings, demo_gateway, resolve_gateway, saved_choice_is_demo
 from desktop.launch.runtime import SUPPORTED_CAPABILITIES, runtime_command, runtime_environment
 
@@ -41,8 +48,9 @@ class ExecOptions:
     """``None``: a general session (``--general``)."""
     approval_mode: str = "on_risky_actions"
     max_steps: int | None = None
-    permission_rules: tuple[dict[str, Any], ...] = ()
-    """The project's saved "Always allow" rules (``desktop.settings.rules``), sent with StartTask."""
+    permission_rules: Callable[[], Sequence[dict[str, Any]]] = tuple
+    """The project's saved "Always allow" rules (``desktop.settings.rules``), sent with StartTask;
+    read while the runtime starts."""
     resume: str | None = None
     demo: bool = False
     endpoint: str | None = None
@@ -51,9 +59,18 @@ class ExecOptions:
 
 
 class _Run:
-    def __init__(self, renderer: Renderer, approver: Approver) -> None:
+    def __init__(
+        self,
+        renderer: Renderer,
+        approver: Approver,
+        elicitor: Elicitor | None = None,
+        open_browser: Callable[[str], object] | None = None,
+    ) -> None:
         self.renderer = renderer
         self.approver = approver
+        self.elicitor: Elicitor = elicitor or DefaultsElicitor()
+        self.open_browser = open_browser
+        self._questions: dict[str, asyncio.Future[Any]] = {}
         self.client: JsonRpcClient | None = None
         self.session_id: str | None = None
         self.task_id: str | None = None
@@ -77,6 +94,18 @@ class _Run:
             self.refusals += 1
         elif kind == "approval_requested":
             self._track(asyncio.ensure_future(self._approve(payload)))
+        elif kind == "elicitation_requested":
+            question = asyncio.ensure_future(self._elicit(payload))
+            self._questions[str(payload.get("elicitationId"))] = question
+            self._track(question)
+        elif kind == "elicitation_resolved":
+            # Answered, timed out or withdrawn by the runtime: a question still on the terminal is moot.
+            pending = self._questions.pop(str(payload.get("elicitationId")), None)
+            if pending is not None and not pending.done():
+                pending.cancel()
+                self.renderer.note("  (the MCP server's question was withdrawn)")
+        elif kind == "mcp_authorization_required":
+            self._authorize(payload)
         elif self._ends(params) and not self.ended.done():
             self.ended.set_result(params)
 
@@ -114,6 +143,41 @@ class _Run:
         with contextlib.suppress(RpcCallError, ConnectionClosed, TimeoutError):
             await self.client.call("ApproveAction", params)
 
+    async def _elicit(self, request: dict[str, Any]) -> None:
+        """An MCP server's question (elicitation): answered on the terminal, or by its defaults."""
+        elicitation_id = request.get("elicitationId")
+        answer = await self.elicitor.answer(request)
+        params: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "elicitationId": elicitation_id,
+            "action": answer.action,
+        }
+        if answer.action == "accept":
+            params["content"] = answer.content or {}
+        else:
+            server = request.get("serverName")
+            self.renderer.note(f"  {answer.action}d the question of the MCP server {server}")
+        assert self.client is not None
+        try:
+            await self.client.call("AnswerElicitation", params)
+        except RpcCallError as exc:
+            # The runtime checks the answer against the schema too; a refused one is declined instead.
+            self.renderer.note(f"! the answer was refused: {_said(exc)}; declining")
+            with contextlib.suppress(RpcCallError, ConnectionClosed, TimeoutError):
+                await self.client.call("AnswerElicitation", {**params, "action": "decline", "content": None})
+        except (ConnectionClosed, TimeoutError):
+            pass
+        finally:
+            self._questions.pop(str(elicitation_id), None)
+
+    def _authorize(self, payload: dict[str, Any]) -> None:
+        """An MCP server needs the user to sign in: its page's address, opened in a browser when a
+        person is at the terminal."""
+        url = str(payload.get("authorizationUrl", ""))
+        self.renderer.note(f"! the MCP server {payload.get('serverName')} needs you to sign in: {url}")
+        if self.open_browser is not None and url.startswith(("https://", "http://")):
+            self.open_browser(url)
+
     def on_stderr(self, data: bytes) -> None:
         self.runtime_log.extend(data.decode(errors="replace").splitlines())
 
@@ -144,11 +208,19 @@ async def _quietly(call: Awaitable[Any]) -> None:
 
 
 async def run_exec(
-    options: ExecOptions, environ: Mapping[str, str], renderer: Renderer, approver: Approver
+    options: ExecOptions,
+    environ: Mapping[str, str],
+    renderer: Renderer,
+    approver: Approver,
+    *,
+    elicitor: Elicitor | None = None,
+    open_browser: Callable[[str], object] | None = None,
 ) -> int:
-    """Run the task; the exit status (``ExitCode``). Configuration problems end as one clear line."""
+    """Run the task; the exit status (``ExitCode``). Configuration problems end as one clear line.
+    ``elicitor`` answers MCP servers' questions (default: their defaults, as without a terminal);
+    ``open_browser`` opens an MCP server's sign-in page (None: the address is only printed)."""
     try:
-        return await _run(options, environ, renderer, approver)
+        return await _run(options, environ, renderer, approver, elicitor, open_browser)
     except LaunchError as exc:
         renderer.note(f"error: {exc}")
         return ExitCode.CONFIGURATION
@@ -160,29 +232,42 @@ async def run_exec(
 
 
 async def _run(
-    options: ExecOptions, environ: Mapping[str, str], renderer: Renderer, approver: Approver
+    options: ExecOptions,
+    environ: Mapping[str, str],
+    renderer: Renderer,
+    approver: Approver,
+    elicitor: Elicitor | None = None,
+    open_browser: Callable[[str], object] | None = None,
 ) -> int:
     if options.workspace is not None and not options.workspace.is_dir():
         raise LaunchError(f"The workspace {options.workspace} is not a folder")
     async with contextlib.AsyncExitStack() as stack:
+        # First the backend: the embedded one, if it has to be started, starts now.
+        backend = await stack.enter_async_context(open_backend(environ))
         gateway = await _gateway(options, environ, stack)
-        backend = await stack.enter_async_context(backend_for_session(environ))
-        if gateway.demo:
-            renderer.note("using the offline demo model — not a real LLM")
-        run = _Run(renderer, approver)
-        client, child = await ChildProcess.spawn(
-            [*runtime_command(environ), "--stdio"],
+        run = _Run(renderer, approver, elicitor, open_browser)
+        # Forked by the warm fork server where there is one (desktop.launch.forked), else spawned.
+        client, child = await start_runtime(
+            runtime_command(environ),
+            ["--stdio"],
             env=runtime_environment(environ, backend, gateway),
             cwd=str(options.workspace) if options.workspace else None,
+            environ=environ,
+            data_dir=default_backend_dir().parent,
             on_notification=run.on_notification,
             on_stderr=run.on_stderr,
-            own_process_group=True,
         )
         run.client = client
         stack.push_async_callback(_stop, run, child)
         _catch_interrupts(run, stack)
+        # While the runtime starts: the saved rules read, the backend found or started, the gateway
+        # checked.
+        rules = list(options.permission_rules()) if not options.resume else []
+        access = await _ready(backend, gateway)
+        if gateway.demo:
+            renderer.note("using the offline demo model — not a real LLM")
         try:
-            status = await (_resume(run, options) if options.resume else _start(run, options, backend))
+            status = await (_resume(run, options) if options.resume else _start(run, options, access, rules))
             if status is not None:
                 return status
             return await _until_end(run, child, renderer)
@@ -193,15 +278,34 @@ async def _run(
 async def _gateway(
     options: ExecOptions, environ: Mapping[str, str], stack: contextlib.AsyncExitStack
 ) -> GatewaySettings:
+    """The gateway chosen (the demo model started); whether it answers is checked while the runtime
+    starts (:func:`_ready`)."""
     if options.demo or saved_choice_is_demo(environ, endpoint=options.endpoint):
         return await stack.enter_async_context(demo_gateway())
-    gateway = resolve_gateway(environ, endpoint=options.endpoint, api=options.api, model=options.model)
+    return resolve_gateway(environ, endpoint=options.endpoint, api=options.api, model=options.model)
+
+
+async def _ready(backend: SessionBackend, gateway: GatewaySettings) -> BackendAccess:
+    """The backend once it is up, and the gateway once it accepts connections; the first problem
+    either has is the run's ``LaunchError``."""
+    checks = [asyncio.ensure_future(backend.access()), asyncio.ensure_future(_check_gateway(gateway))]
+    try:
+        access, _ = await asyncio.gather(*checks)
+    finally:
+        for check in checks:
+            check.cancel()
+    assert isinstance(access, BackendAccess)
+    return access
+
+
+async def _check_gateway(gateway: GatewaySettings) -> None:
+    if gateway.demo:
+        return  # started for this run, and answering: it printed its address
     try:
         async with asyncio.timeout(5):
             await reachable(gateway.endpoint)
     except (OSError, TimeoutError) as exc:
         raise LaunchError(f"The LLM gateway at {gateway.endpoint} cannot be reached") from exc
-    return gateway
 
 
 def _client_info() -> dict[str, str]:
@@ -215,7 +319,9 @@ def _client_info() -> dict[str, str]:
     return {"desktopAppVersion": version, "localAgentHostVersion": version, "osFamily": family}
 
 
-async def _start(run: _Run, options: ExecOptions, backend: BackendAccess) -> int | None:
+async def _start(
+    run: _Run, options: ExecOptions, backend: BackendAccess, rules: list[dict[str, Any]]
+) -> int | None:
     assert run.client is not None
     assert options.prompt is not None
     params: dict[str, Any] = {
@@ -237,9 +343,9 @@ async def _start(run: _Run, options: ExecOptions, backend: BackendAccess) -> int
     task_options: dict[str, Any] = {"approvalMode": options.approval_mode}
     if options.max_steps is not None:
         task_options["maxSteps"] = options.max_steps
-    if options.permission_rules:
-        task_options["permissionRules"] = list(options.permission_rules)
-        run.renderer.note(f"{len(options.permission_rules)} saved permission rule(s) of this project apply")
+    if rules:
+        task_options["permissionRules"] = rules
+        run.renderer.note(f"{len(rules)} saved permission rule(s) of this project apply")
     try:
         await run.client.call(
             "StartTask",
@@ -277,7 +383,7 @@ async def _resume(run: _Run, options: ExecOptions) -> int | None:
     return None
 
 
-async def _until_end(run: _Run, child: ChildProcess, renderer: Renderer) -> int:
+async def _until_end(run: _Run, child: ChildProcess | ForkedChild, renderer: Renderer) -> int:
     exited: asyncio.Future[Any] = asyncio.ensure_future(child.wait())
     try:
         await asyncio.wait([run.ended, exited], return_when=asyncio.FIRST_COMPLETED)
@@ -323,7 +429,7 @@ def _catch_interrupts(run: _Run, stack: contextlib.AsyncExitStack) -> None:
         stack.callback(signal.signal, signal.SIGINT, previous)
 
 
-async def _stop(run: _Run, child: ChildProcess) -> None:
+async def _stop(run: _Run, child: ChildProcess | ForkedChild) -> None:
     """End the runtime: ``Shutdown`` after a finished task (§3.4: history uploaded, checkpoint
     removed); otherwise just close its stdin, which it takes as a crash — the checkpoint stays."""
     client = run.client

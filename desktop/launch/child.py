@@ -1,6 +1,6 @@
 """The command line of a helper program the client starts: the embedded backend or the demo model.
 
-From source a helper is ``python -m MODULE``. The installed app has no Python interpreter to hand
+From source a helper is ``python -P -m MODULE``. The installed app has no Python interpreter to hand
 ``-m`` to: its console program runs the helper instead (``cowork-cli --cowork-child MODULE ARGS…``,
 ``installer/entry.py``), and only the modules listed here, so the app never becomes a general Python
 launcher. The modules are named as strings: the desktop never imports the backend or the runtime
@@ -56,7 +56,9 @@ def module_command(module: str) -> list[str]:
         raise ValueError(f"{module!r} is not one of the helper programs: {', '.join(CHILD_PROGRAMS)}")
     if getattr(sys, "frozen", False):
         return [str(cli_program()), CHILD_OPTION, module]
-    return [sys.executable, "-m", module]
+    # -P: the helper starts in the caller's current folder, whose files must not stand in for its
+    # modules.
+    return [sys.executable, "-P", "-m", module]
 
 
 def creation_flags() -> int:

@@ -1,8 +1,9 @@
 """Settings and first-run dialogs over :class:`SettingsStore` (thin: validation and storage live there).
 
-``SettingsDialog``: the LLM gateway (preset, endpoint, dialect, model, token), the backend (URL, empty
-for the local one, and its token), and task defaults (approval mode, max steps); Save validates and
-stores — tokens to the OS keychain only — or shows what to fix and keeps everything typed.
+``SettingsDialog``: on its General page the LLM gateway (preset, endpoint, dialect, model, token), the
+backend (URL, empty for the local one, and its token), and task defaults (approval mode, max steps);
+Save validates and stores — tokens to the OS keychain only — or shows what to fix and keeps everything
+typed. Its MCP servers page lists the servers of the conversation shown (nothing there is saved).
 ``FirstRunDialog``: shown when nothing is configured; the presets side by side, the offline demo
 model among them and labelled as what it is. Both emit ``saved(AppSettings)`` after a save.
 
@@ -29,10 +30,13 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QRadioButton,
     QStyle,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop.mcp.servers import McpServersSource
+from desktop.mcp.servers_view import McpServersPage
 from desktop.settings.presets import CUSTOM, DEMO, PRESETS, Preset, preset_named
 from desktop.settings.rules import ProjectRules
 from desktop.settings.rules_view import PermissionRulesBox
@@ -247,8 +251,14 @@ class SettingsDialog(_SavingDialog):
     """All the settings; Save (Enter) stores them, Cancel (Esc) leaves everything as it was."""
 
     def __init__(
-        self, store: SettingsStore, parent: QWidget | None = None, *, environ: Mapping[str, str] | None = None
+        self,
+        store: SettingsStore,
+        parent: QWidget | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        mcp: McpServersSource | None = None,
     ) -> None:
+        """``mcp``: the MCP servers of the conversation shown (None: no conversation is)."""
         super().__init__(store, parent)
         self.setWindowTitle("Settings — Cowork")
         self.setMinimumWidth(560)
@@ -318,17 +328,29 @@ class SettingsDialog(_SavingDialog):
         )
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        general = QWidget()
+        general_layout = QVBoxLayout(general)
+        general_layout.addWidget(self.notice_label)
+        general_layout.addWidget(gateway_box)
+        general_layout.addWidget(backend_box)
+        general_layout.addWidget(tasks_box)
+        general_layout.addWidget(self.permission_rules)
+        general_layout.addStretch(1)
+        self.mcp_servers = McpServersPage(mcp)
+        self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Settings pages")
+        self.tabs.addTab(general, "&General")
+        self.tabs.addTab(self.mcp_servers, "&MCP servers")
         layout = QVBoxLayout(self)
-        layout.addWidget(self.notice_label)
-        layout.addWidget(gateway_box)
-        layout.addWidget(backend_box)
-        layout.addWidget(tasks_box)
-        layout.addWidget(self.permission_rules)
+        layout.addWidget(self.tabs, 1)
         layout.addWidget(self._error_row)
-        layout.addStretch(1)
         layout.addWidget(self.buttons)
         self.notice_label.setVisible(bool(self.notice_label.text()))
         self.preset_combo.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def show_problems(self, problems: Mapping[str, str]) -> None:
+        self.tabs.setCurrentIndex(0)  # every field that can be wrong is on the General page
+        super().show_problems(problems)
 
     def _select_preset(self, preset_id: str) -> None:
         index = self.preset_combo.findData(preset_id)

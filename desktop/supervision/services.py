@@ -4,7 +4,8 @@ default"). Started once for the app's life and stopped when it ends.
 * **Backend:** ``COWORK_BACKEND_URL`` + ``COWORK_BACKEND_TOKEN`` from the environment, else the URL
   saved in Settings with its token from the keychain, else the embedded local backend
   (``cowork-backend serve --store local`` on a free loopback port with a token it generates; the app
-  waits until it reports ready, reuses one already running, and stops the one it started on exit).
+  waits until it reports ready, reuses one already running, and stops the one it started on exit
+  unless another client — a ``cowork exec`` run — still holds it, which its idle timeout then stops).
   This is :mod:`desktop.launch.backend`, the same code ``cowork exec`` runs; asyncio subprocesses work
   under qasync's loop.
 * **Gateway:** read on every runtime launch, so a change in Settings applies to the next
@@ -65,7 +66,11 @@ class Services:
                 )
             env["COWORK_BACKEND_URL"], env["COWORK_BACKEND_TOKEN"] = backend_url, backend_token
         async with contextlib.AsyncExitStack() as stack:
-            backend = await stack.enter_async_context(backend_for_session(env, data_dir=backend_dir))
+            # The window stops the embedded backend it started when it closes, as it always has —
+            # unless a cowork exec run (or another window) still uses it: then its idle timeout does.
+            backend = await stack.enter_async_context(
+                backend_for_session(env, data_dir=backend_dir, stop_started=True)
+            )
             services = cls(backend, env, choice)
             stack.push_async_callback(services._stack.aclose)
             yield services

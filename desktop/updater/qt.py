@@ -22,6 +22,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
@@ -73,11 +74,22 @@ class RuntimeUpdater(QObject):
     @Slot()
     def check_now(self) -> bool:
         """Start a round now, unless one is running; returns whether one started."""
+        return self._start(self.service.update)
+
+    def install_compatible(self, supported: str) -> bool:
+        """Start a round that installs the runtime the backend accepts (``supported``, its PEP 440
+        range: ``UpdateService.install_compatible``), unless a round is running; whether one started.
+        Its result comes with :attr:`finished` like any round's."""
+        return self._start(lambda report: self.service.install_compatible(supported, report))
+
+    def _start(self, round_of: Callable[[Callable[[UpdateProgress], None]], Awaitable[UpdateResult]]) -> bool:
         if self._thread is not None:
             return False
         self.stageChanged.emit("checking")
         self.progressed.emit(UpdateProgress(UpdateStage.CHECKING))
-        self._thread = threading.Thread(target=self._work, name="runtime-update", daemon=True)
+        self._thread = threading.Thread(
+            target=self._work, args=(round_of,), name="runtime-update", daemon=True
+        )
         self._thread.start()
         return True
 
@@ -103,7 +115,7 @@ class RuntimeUpdater(QObject):
 
     # ------------------------------------------------------------------ the worker thread
 
-    def _work(self) -> None:
+    def _work(self, round_of: Callable[[Callable[[UpdateProgress], None]], Awaitable[UpdateResult]]) -> None:
         last_stage = ""
         last_emit = 0.0
 
@@ -127,7 +139,7 @@ class RuntimeUpdater(QObject):
         async def round_() -> UpdateResult:
             self._loop = asyncio.get_running_loop()
             self._task = asyncio.current_task()
-            return await self.service.update(report)
+            return await round_of(report)
 
         result: UpdateResult | None = None
         try:

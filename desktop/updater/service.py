@@ -29,6 +29,7 @@ from contracts.release import (
     bundle_file_name,
     current_platform,
 )
+from desktop.updater.compatible import choose_compatible
 from desktop.updater.crashloop import CrashLoopGuard
 from desktop.updater.download import DownloadLimits, download_verified
 from desktop.updater.errors import (
@@ -120,6 +121,51 @@ class UpdateService:
                 await asyncio.to_thread(self._cleanup)
                 async with self._client() as client:
                     return await self._round(client, report)
+        except UpdateError as exc:
+            return self._result_of(exc)
+
+    async def install_compatible(
+        self, supported: str, on_progress: ProgressHandler | None = None
+    ) -> UpdateResult:
+        """Install the runtime the backend accepts (``supported``, a PEP 440 range from the Session
+        Service's ``incompatible`` verdict: :mod:`desktop.updater.compatible`) — the highest release
+        within it, older than the runtime in use if need be — and make it the runtime of new sessions.
+        ``INSTALLED``; ``UP_TO_DATE`` when that release is in use already; ``NOT_OFFERED`` when the
+        manifest has none. Never raises for what the network, the publisher or the disk did."""
+        report = on_progress or (lambda progress: None)
+        if self.platform is None:
+            return UpdateResult(UpdateStatus.NOT_OFFERED, "No runtime bundles are built for this platform")
+        platform = self.platform
+        try:
+            with self.installer.exclusive():
+                await asyncio.to_thread(self._cleanup)
+                async with self._client() as client:
+                    report(UpdateProgress(UpdateStage.CHECKING))
+                    manifest = await self._trusted(client)
+                    choice = choose_compatible(
+                        manifest,
+                        supported=supported,
+                        manifest_url=self.manifest_url,
+                        platform=platform,
+                        channel=self.channel,
+                        desktop_version=self.desktop_version,
+                        bad_versions=set(self.installer.state.bad_versions()),
+                        protocol_version=self.protocol_version,
+                    )
+                    offer = choice.offer
+                    if offer is None:
+                        return UpdateResult(UpdateStatus.NOT_OFFERED, choice.message, code="not_offered")
+                    active = self.installer.active()
+                    if active is not None and active.version == offer.version:
+                        return UpdateResult(
+                            UpdateStatus.UP_TO_DATE,
+                            f"Runtime {offer.version} is in use",
+                            version=offer.version,
+                        )
+                    try:
+                        return await self._install(client, offer, report, [])
+                    except UpdateError as exc:
+                        return self._result_of(exc, offer.version)
         except UpdateError as exc:
             return self._result_of(exc)
 

@@ -159,7 +159,7 @@ class BackendClient:
     def __init__(self, http: httpx.AsyncClient, issuer: TokenIssuer, app: FastAPI | None = None) -> None:
         self.http = http
         self._issuer = issuer
-        self._tokens: dict[tuple[str, str], str] = {}
+        self._tokens: dict[tuple[str, str, bool], str] = {}
         self._app = app
 
     @property
@@ -169,14 +169,16 @@ class BackendClient:
         backend: Backend = self._app.state.backend
         return backend
 
-    def token(self, tenant: str = "acme", user: str = "alice") -> str:
-        key = (tenant, user)
+    def token(self, tenant: str = "acme", user: str = "alice", *, admin: bool = False) -> str:
+        """A token of ``user`` at ``tenant``; ``admin``: with the tenant administrators' scope."""
+        key = (tenant, user, admin)
         if key not in self._tokens:
-            self._tokens[key] = self._issuer.mint(tenant, user, timedelta(days=365))
+            scopes = ["admin"] if admin else []
+            self._tokens[key] = self._issuer.mint(tenant, user, timedelta(days=365), scopes=scopes)
         return self._tokens[key]
 
-    def headers(self, tenant: str = "acme", user: str = "alice") -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token(tenant, user)}"}
+    def headers(self, tenant: str = "acme", user: str = "alice", *, admin: bool = False) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token(tenant, user, admin=admin)}"}
 
     async def call(
         self,
@@ -186,10 +188,11 @@ class BackendClient:
         json: Any = None,
         tenant: str = "acme",
         user: str = "alice",
+        admin: bool = False,
         headers: dict[str, str] | None = None,
         **kwargs: Any,
     ) -> httpx.Response:
-        merged = {**self.headers(tenant, user), **(headers or {})}
+        merged = {**self.headers(tenant, user, admin=admin), **(headers or {})}
         return await self.http.request(method, path, json=json, headers=merged, **kwargs)
 
     async def session(

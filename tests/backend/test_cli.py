@@ -198,7 +198,8 @@ def test_the_purge_command_reports_what_it_removed(
     assert main(["purge", "--store", "local", "--data-dir", str(tmp_path)]) == 0
     report = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert report == {
-        "purged": {"workspaces": 0, "artifacts": 0, "orphaned_artifacts": 0, "orphaned_content": 0}
+        "purged": {"workspaces": 0, "artifacts": 0, "orphaned_artifacts": 0, "orphaned_content": 0},
+        "indexed": 0,
     }
 
 

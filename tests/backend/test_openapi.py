@@ -10,7 +10,9 @@ from openapi_spec_validator import validate
 from contracts.approvals import ApprovalDecisionRecord
 from contracts.events import EventEnvelope
 from contracts.rest.policies import IssueBundleRequest
+from contracts.rest.push import StopSessionRequest
 from contracts.rest.sessions import CancelSessionRequest, CreateSessionRequest, ResumeSessionRequest
+from contracts.rest.tools import InvokeToolRequest
 from contracts.rest.workspaces import ArtifactUploadRequest, ResolveWorkspaceRequest
 from tests.backend.helpers import BackendClient
 
@@ -18,12 +20,14 @@ BODIES = {
     "/sessions": CreateSessionRequest,
     "/sessions/{session_id}/resume": ResumeSessionRequest,
     "/sessions/{session_id}/cancel": CancelSessionRequest,
+    "/sessions/{session_id}/stop": StopSessionRequest,
     "/workspaces": ResolveWorkspaceRequest,
     "/workspaces/{workspace_id}/artifacts": ArtifactUploadRequest,
     "/approvals": ApprovalDecisionRecord,
     "/policy/bundles": IssueBundleRequest,
     "/audit/events": EventEnvelope,
     "/telemetry/events": EventEnvelope,
+    "/tools/{tool_name}/invoke": InvokeToolRequest,
 }
 
 

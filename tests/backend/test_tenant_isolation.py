@@ -36,12 +36,15 @@ def _not_found_cases(o: dict[str, Any]) -> list[tuple[str, str, Any]]:
         ("GET", f"/sessions/{sess}", None),
         ("POST", f"/sessions/{sess}/resume", {}),
         ("POST", f"/sessions/{sess}/cancel", {"reason": "hostile"}),
+        ("GET", f"/sessions/{sess}/policy-status", None),
         ("GET", f"/workspaces/{ws}", None),
         ("DELETE", f"/workspaces/{ws}", None),
         ("GET", f"/workspaces/{ws}/artifacts", None),
         ("GET", f"/workspaces/{ws}/artifacts?sessionId={sess}", None),
         ("GET", f"/workspaces/{ws}/artifacts/{art}", None),
         ("GET", f"/workspaces/{ws}/artifacts/{art}/content", None),
+        ("GET", f"/workspaces/{ws}/search?query=hello", None),
+        ("GET", f"/workspaces/{ws}/search?query=hello&sessionId={sess}", None),
         ("POST", f"/workspaces/{ws}/artifacts", upload_body(ws, sess)),
         (
             "POST",
@@ -113,6 +116,34 @@ async def test_events_naming_another_tenant_or_user_are_forbidden(
         assert response.status_code == 403
 
 
+async def test_an_administrator_reads_and_verifies_only_their_own_tenants_audit_log(
+    api: BackendClient, owned: dict[str, Any]
+) -> None:
+    await api.call(
+        "POST", "/audit/events", json=envelope("acme", "alice", owned["ws"], owned["sess"]), **OWNER
+    )
+    await api.call(
+        "POST", "/audit/events", json=envelope("globex", "mallory"), tenant="globex", user="mallory"
+    )
+    theirs = {"tenant": "globex", "user": "mallory", "admin": True}
+    for query in (
+        "",
+        f"?workspaceId={owned['ws']}",
+        f"?sessionId={owned['sess']}",
+        "?userId=alice",
+        "?eventType=tool_completed&order=asc",
+    ):
+        page = (await api.call("GET", f"/audit/events{query}", **theirs)).json()
+        assert {event["event"]["tenantId"] for event in page["events"]} <= {"globex"}, query
+        assert all(owned["sess"] not in str(event) for event in page["events"]), query
+    verified = (await api.call("GET", "/audit/verify", **theirs)).json()
+    assert (verified["tenantId"], verified["checked"]) == ("globex", 1)
+    # A cursor names a position, never a tenant: acme's cursor read with globex's token stays at globex.
+    acme_page = (await api.call("GET", "/audit/events?limit=1&order=asc", **{**OWNER, "admin": True})).json()
+    followed = await api.call("GET", f"/audit/events?order=asc&cursor={acme_page['nextCursor']}", **theirs)
+    assert all(event["event"]["tenantId"] == "globex" for event in followed.json()["events"])
+
+
 async def test_a_bundle_is_only_ever_for_the_callers_own_tenant(
     api: BackendClient, owned: dict[str, Any]
 ) -> None:
@@ -153,9 +184,20 @@ def test_every_route_is_covered_by_these_tests(app: FastAPI) -> None:
         ("POST", "/approvals"),
         ("GET", "/approvals"),
         ("POST", "/audit/events"),
+        ("GET", "/audit/events"),
+        ("GET", "/audit/verify"),
         ("POST", "/telemetry/events"),
         ("POST", "/policy/bundles"),
         ("GET", "/policy/keys"),
+        ("GET", "/workspaces/{workspace_id}/search"),
+        # The Backend Tool Service's: a tenant's own tools; another tenant's or user's session is
+        # SESSION_NOT_FOUND (tests/backend/tools/test_tools_api.py, with a policy granting the tools).
+        ("GET", "/tools"),
+        ("POST", "/tools/{tool_name}/invoke"),
+        ("GET", "/sessions/{session_id}/policy-status"),
+        # Remote admin stop: refused to anyone without the admin scope, and another tenant's
+        # administrator gets SESSION_NOT_FOUND (tests/backend/session/test_push.py).
+        ("POST", "/sessions/{session_id}/stop"),
     }
     routes = {(method.upper(), path) for path, item in app.openapi()["paths"].items() for method in item}
     assert routes == covered

@@ -10,10 +10,15 @@ socket:
 * **per step**: ``--runs`` tasks of ``--steps`` steps, each one LLM call and one trivial tool
   (ReadFile of a small file), timed from ``StartTask`` to its ``task_completed`` event — checkpoint,
   events and the gateway's HTTP round trip included. The loop's own overhead is each step's time
-  outside its LLM call (the gateway's HTTP round trip, one connection per call as seed 000 §6.1
-  says), from the runtime's own event timestamps: the figure with the target is its median over
-  every step of every task (the issue's "median over 50 steps"); its mean over the whole task (the
-  task's end and history upload included) and the totals are those of the median task.
+  outside its LLM call (the gateway's HTTP round trip, over the connection the runtime keeps
+  between calls), from the runtime's own event timestamps: the figure with the target is its median
+  over every step of every task (the issue's "median over 50 steps"); its mean over the whole task
+  (the task's end and history upload included) and the totals are those of the median task. Seen
+  from the gateway: the time from the end of one response to the arrival of the next request (the
+  scripted gateway's record) — "time per step" as the peers are compared — median over every step;
+  and the same per tool over ``--mixed-runs`` tasks of 20 steps cycling WriteFile, ReadFile and
+  RunCommand (``approvalMode: never``), the mix ``bench_exec`` runs through ``cowork exec``; the
+  target is the issue's (a fifth of the fastest peer's 22 ms).
 
 Checkpoint writes with a 1,000-message thread are measured by ``bench_checkpoint``.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import contextlib
+import itertools
 import json
 import statistics
 import subprocess
@@ -32,6 +38,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from contracts.ipc import eventloop
 from contracts.ipc.client_core import RpcCallError
@@ -46,6 +54,15 @@ TARGETS: Targets = {
     "mean_outside_llm_ms": ("  the same, mean over the task (median task)", "ms", None, None),
     "step_ms": ("StartTask to completion, per step (median task)", "ms", None, None),
     "llm_call_ms": ("per step inside the LLM call (HTTP to the gateway)", "ms", None, None),
+    "gateway_gap_ms": ("response end → next request, at the gateway, median step", "ms", None, None),
+    "gap_write_ms": (
+        "the same, 20-step tasks cycling WriteFile / ReadFile / RunCommand: WriteFile",
+        "ms",
+        "<=",
+        4.4,
+    ),
+    "gap_read_ms": ("  ReadFile", "ms", "<=", 4.4),
+    "gap_command_ms": ("  RunCommand", "ms", "<=", 4.4),
 }
 
 
@@ -71,8 +88,9 @@ async def _start_to_ready(backend: Backend, data_dir: Path, starts: int) -> dict
 
 async def _task(
     backend: Backend, data_dir: Path, workspace: Path, steps: int, run: int
-) -> tuple[dict[str, float], list[float]]:
-    """The task's per-step figures, and each step's time outside its LLM call (seconds)."""
+) -> tuple[dict[str, float], list[float], list[float]]:
+    """The task's per-step figures, each step's time outside its LLM call, and each time from a
+    response's end to the next request at the gateway (seconds)."""
     target = workspace / "small.txt"
     # Each call differs (its ``limit``): the runaway guard stops a model repeating the same call.
     turns: list[dict[str, Any]] = [
@@ -123,6 +141,12 @@ async def _task(
             outside = [
                 end - begin - llm for begin, end, llm in zip(bounds, bounds[1:], in_llm_each, strict=False)
             ]
+            async with httpx.AsyncClient(timeout=30) as http:
+                recorded = (await http.get(url + "/_scripted/requests")).json()["requests"]
+            gaps = [
+                later["receivedAt"] - earlier["completedAt"]
+                for earlier, later in itertools.pairwise(recorded)
+            ]
             await runtime.shutdown()
             await runtime.wait_exit(timeout=30)
         finally:
@@ -135,10 +159,61 @@ async def _task(
         "llm_call_ms": in_llm / steps * 1e3,
         "mean_outside_llm_ms": (elapsed - in_llm) / steps * 1e3,
     }
-    return figures, outside
+    return figures, outside, gaps
 
 
-async def measure(starts: int, steps: int, runs: int) -> dict[str, float]:
+MIX = ("WriteFile", "ReadFile", "RunCommand")
+
+
+async def _mixed(backend: Backend, data_dir: Path, workspace: Path, run: int) -> dict[str, list[float]]:
+    """One 20-step task cycling the three tools; each tool's times from a response's end to the next
+    request at the gateway (seconds)."""
+    turns: list[dict[str, Any]] = []
+    for i in range(19):
+        tool = MIX[i % len(MIX)]
+        if tool == "ReadFile":
+            arguments: dict[str, Any] = {"path": str(workspace / "small.txt"), "limit": i + 1}
+        elif tool == "WriteFile":
+            arguments = {"path": str(workspace / f"out_{run}_{i}.txt"), "content": f"step {i}\n"}
+        else:
+            arguments = {"command": f"echo step-{i}"}
+        turns.append({"toolCalls": [{"id": f"m{run}_{i}", "name": tool, "arguments": arguments}]})
+    turns.append({"text": "Done."})
+    script = workspace.parent / f"mixed_{run}.json"
+    script.write_text(json.dumps({"turns": turns}))
+    gateway = subprocess.Popen(  # noqa: ASYNC220 - started once, before anything is timed
+        [sys.executable, "-m", "agent_runtime.scripted_gateway", "--script", str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert gateway.stdout is not None
+        url = gateway.stdout.readline().split()[-1]
+        runtime = await Runtime.launch(runtime_environment(backend, url, data_dir), label="bench")
+        try:
+            await runtime.create_session(backend, workspace)
+            await runtime.start_task(
+                "Write, read, run", task_id=f"mixed_{run}", maxSteps=40, approvalMode="never"
+            )
+            end = await runtime.task_end(f"mixed_{run}", timeout=120)
+            assert end["eventType"] == "task_completed", end
+            async with httpx.AsyncClient(timeout=30) as http:
+                recorded = (await http.get(url + "/_scripted/requests")).json()["requests"]
+            await runtime.shutdown()
+            await runtime.wait_exit(timeout=30)
+        finally:
+            await runtime.aclose()
+    finally:
+        gateway.terminate()
+        gateway.wait(timeout=10)
+    gaps: dict[str, list[float]] = {tool: [] for tool in MIX}
+    # Response i called tool i; the gap after it is that tool's run plus the loop's own work.
+    for i, (earlier, later) in enumerate(itertools.pairwise(recorded[:20])):
+        gaps[MIX[i % len(MIX)]].append(later["receivedAt"] - earlier["completedAt"])
+    return gaps
+
+
+async def measure(starts: int, steps: int, runs: int, mixed_runs: int = 3) -> dict[str, float]:
     compileall.compile_dir(REPO_ROOT / "agent_runtime", quiet=1)
     compileall.compile_dir(REPO_ROOT / "contracts", quiet=1)
     with tempfile.TemporaryDirectory() as scratch:
@@ -149,9 +224,23 @@ async def measure(starts: int, steps: int, runs: int) -> dict[str, float]:
         with start_backend(root / "backend") as backend:
             figures = await _start_to_ready(backend, root / "data", starts)
             tasks = [await _task(backend, root / "data", workspace, steps, run) for run in range(runs)]
-    middle = sorted((task for task, _ in tasks), key=lambda task: task["step_ms"])[len(tasks) // 2]
-    every_step = [seconds for _, outside in tasks for seconds in outside]
-    return figures | middle | {"step_outside_llm_ms": statistics.median(every_step) * 1e3}
+            mixed = [await _mixed(backend, root / "data", workspace, run) for run in range(mixed_runs)]
+    middle = sorted((task for task, _, _ in tasks), key=lambda task: task["step_ms"])[len(tasks) // 2]
+    every_step = [seconds for _, outside, _ in tasks for seconds in outside]
+    every_gap = [seconds for _, _, gaps in tasks for seconds in gaps]
+    return (
+        figures
+        | middle
+        | {
+            "step_outside_llm_ms": statistics.median(every_step) * 1e3,
+            "gateway_gap_ms": statistics.median(every_gap) * 1e3,
+        }
+        | {
+            f"gap_{key}_ms": statistics.median(gap for gaps in mixed for gap in gaps[tool]) * 1e3
+            for tool, key in zip(MIX, ("write", "read", "command"), strict=True)
+            if mixed
+        }
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,9 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=10, help="process launches timed")
     parser.add_argument("--steps", type=int, default=50, help="steps per task")
     parser.add_argument("--runs", type=int, default=5, help="tasks timed (the median task is shown)")
+    parser.add_argument("--mixed-runs", type=int, default=3, help="20-step tasks of the three tools")
     args = parser.parse_args(argv)
     print(f"Cowork runtime benchmark: {args.starts} starts, {args.runs} tasks of {args.steps} steps")
-    print(report(eventloop.run(measure(args.starts, args.steps, args.runs)), TARGETS))
+    print(report(eventloop.run(measure(args.starts, args.steps, args.runs, args.mixed_runs)), TARGETS))
     return 0
 
 

@@ -21,8 +21,10 @@ from tests.integration.runtime.harness import Backend, Runtime, runtime_environm
 pytestmark = pytest.mark.timeout(600)  # the first test of a session may build the bundle
 
 # The prompt is long on purpose: with the tokenizer, each "hello " is one token; without it (a broken
-# freeze silently falls back to an estimate), a third of its bytes.
-WORDS = 6000
+# freeze silently falls back to an estimate), a third of its bytes. The runtime counts with that
+# estimate until exact counts could matter — three times it reaching the 200k window — so the prompt
+# is long enough for the tokenizer to load.
+WORDS = 40_000
 PROMPT = "Copy the notes, then say hello. " + "hello " * WORDS
 
 

@@ -99,7 +99,7 @@ def test_python_code_uses_snake_case_and_the_wire_sees_camel_case() -> None:
     assert options.to_wire() == {"maxSteps": 5, "allowNetwork": True, "approvalMode": "never"}
 
 
-def test_the_method_table_lists_the_eight_methods_of_the_seed() -> None:
+def test_the_method_table_lists_the_eight_methods_of_the_seed_and_the_two_of_mcp() -> None:
     assert sorted(METHODS) == sorted(
         [
             "CreateSession",
@@ -110,6 +110,8 @@ def test_the_method_table_lists_the_eight_methods_of_the_seed() -> None:
             "GetPatchPreview",
             "ApproveAction",
             "Shutdown",
+            "AnswerElicitation",
+            "GetMcpServers",
         ]
     )
     assert all(spec.name == name for name, spec in METHODS.items())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,9 +24,12 @@ __all__ = [
     "Running",
     "base_environment",
     "cowork_command",
+    "local_backend_dir",
+    "local_backends",
     "run_cowork",
     "runtime_children",
     "start_backend",
+    "stop_local_backends",
     "tool_call",
     "wait_until",
 ]
@@ -56,6 +60,11 @@ def base_environment(root: Path, backend: Backend | None, **extra: str) -> dict[
             "PYTHONUNBUFFERED": "1",
             # The developer's OS keychain stays out of it (the gateway token is looked up there).
             "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+            # An embedded backend a run leaves behind stops within a minute, whatever the test does.
+            "COWORK_BACKEND_IDLE_TIMEOUT": "60",
+            # The runtime is exec's own child, as these tests look for it there; the fork server's
+            # tests turn it on (tests/headless/test_exec_fork_server.py).
+            "COWORK_RUNTIME_FORK_SERVER": "0",
         }
     )
     if backend is not None:
@@ -64,6 +73,34 @@ def base_environment(root: Path, backend: Backend | None, **extra: str) -> dict[
         env["COWORK_POLICY_KEYS"] = json.dumps(backend.policy_keys)
     env.update(extra)
     return env
+
+
+def local_backend_dir(env: Mapping[str, str]) -> Path:
+    """Where the embedded backend of ``env``'s user data directory keeps its state file."""
+    return Path(env["XDG_DATA_HOME"]) / "Cowork" / "backend"
+
+
+def local_backends(env: Mapping[str, str]) -> list[psutil.Process]:
+    """The embedded backend processes serving ``env``'s user data directory (zombies left out)."""
+    directory = str(local_backend_dir(env))
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        command = process.info.get("cmdline") or []
+        try:
+            if "serve" in command and directory in command and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+def stop_local_backends(env: Mapping[str, str]) -> None:
+    """Stop what ``cowork exec`` left running for its next run (SIGTERM, waited for)."""
+    running = local_backends(env)
+    for process in running:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    psutil.wait_procs(running, timeout=15)
 
 
 def run_cowork(

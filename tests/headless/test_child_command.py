@@ -12,10 +12,11 @@ import pytest
 from desktop.launch.child import CHILD_OPTION, CHILD_PROGRAMS, cli_program, creation_flags, module_command
 
 
-def test_from_source_a_helper_runs_as_python_dash_m() -> None:
-    assert module_command("backend.cli") == [sys.executable, "-m", "backend.cli"]
+def test_from_source_a_helper_runs_as_python_dash_m_without_the_current_folder_on_its_path() -> None:
+    assert module_command("backend.cli") == [sys.executable, "-P", "-m", "backend.cli"]
     assert module_command("agent_runtime.scripted_gateway") == [
         sys.executable,
+        "-P",
         "-m",
         "agent_runtime.scripted_gateway",
     ]

@@ -1,15 +1,16 @@
-"""``cowork exec --demo`` with nothing configured: the embedded local backend is started for the run
-(platformdirs' folders in a temporary place) and the offline demo model reads the file the prompt
-names, edits its own demo file and runs a harmless command; afterwards neither the backend nor the
-demo model is left running."""
+"""``cowork exec --demo`` with nothing configured: the embedded local backend is started (platformdirs'
+folders in a temporary place) and the offline demo model reads the file the prompt names, edits its
+own demo file and runs a harmless command; afterwards the demo model and the runtime are gone and the
+backend alone is left running, for the next run (it stops after its idle timeout)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import psutil
 
-from tests.headless.support import base_environment, run_cowork
+from tests.headless.support import base_environment, local_backends, run_cowork, stop_local_backends
 
 
 def processes_of_the_run(data_home: str) -> list[str]:
@@ -25,7 +26,7 @@ def processes_of_the_run(data_home: str) -> list[str]:
     return found
 
 
-def test_demo_with_the_embedded_backend_reads_the_named_file_and_stops_what_it_started(
+def test_demo_with_the_embedded_backend_reads_the_named_file_and_leaves_only_the_backend_running(
     tmp_path: Path, workspace: Path
 ) -> None:
     env = base_environment(tmp_path, None)  # no COWORK_BACKEND_URL: the embedded backend
@@ -33,7 +34,14 @@ def test_demo_with_the_embedded_backend_reads_the_named_file_and_stops_what_it_s
     backend_dir = Path(env["XDG_DATA_HOME"]) / "Cowork" / "backend"
 
     # Without a terminal the demo's command needs --approve-all (the default policy asks for commands).
-    result = run_cowork(["-C", str(workspace), "--demo", "--approve-all", "What does notes.txt say?"], env)
+    prompt = "What does notes.txt say?"
+    try:
+        result = run_cowork(["-C", str(workspace), "--demo", "--approve-all", prompt], env)
+        backends = [(process.pid, " ".join(process.cmdline())) for process in local_backends(env)]
+        state = json.loads((backend_dir / "backend.json").read_text())
+        left = processes_of_the_run(env["XDG_DATA_HOME"])
+    finally:
+        stop_local_backends(env)
 
     assert result.returncode == 0, result.stderr
     assert "using the offline demo model — not a real LLM" in result.stderr
@@ -53,8 +61,8 @@ def test_demo_with_the_embedded_backend_reads_the_named_file_and_stops_what_it_s
     assert "[Offline demo model — not a real LLM]" in result.stdout
     assert "Remember the milk." in result.stdout
     assert "Traceback" not in result.stderr
-    # The backend ran from platformdirs' data folder; it is gone with its state file, and so is the
-    # demo model.
+    # The backend runs from platformdirs' data folder, and it alone is left: the demo model and the
+    # runtime are gone.
     assert (backend_dir / "backend.log").exists()
-    assert not (backend_dir / "backend.json").exists()
-    assert processes_of_the_run(env["XDG_DATA_HOME"]) == []
+    assert [pid for pid, _ in backends] == [state["pid"]]
+    assert left == [f"{pid}: {command}" for pid, command in backends], left

@@ -131,6 +131,8 @@ def user_environment(home: Path, **extra: str) -> dict[str, str]:
             "XDG_CACHE_HOME": str(home / ".cache"),
             "QT_QPA_PLATFORM": "offscreen",
             "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+            # An embedded backend left for the next run (cowork-cli exec) stops within a minute.
+            "COWORK_BACKEND_IDLE_TIMEOUT": "60",
         }
     )
     env.update(extra)

@@ -39,6 +39,7 @@ PACKAGES = [
         f"backend/{part}"
         for part in (
             "cli",
+            "operations",
             "apps",
             "local_mode",
             "storage",
@@ -50,6 +51,7 @@ PACKAGES = [
             "approval",
             "audit",
             "telemetry",
+            "tools",
             "common",
         )
     ),

@@ -6,7 +6,7 @@ import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,11 +62,15 @@ class Backend:
 
 
 @contextlib.contextmanager
-def start_backend(data_dir: Path, *, config_dir: Path | None = None) -> Iterator[Backend]:
-    """``cowork-backend serve --store local`` on a free loopback port, stopped (SIGTERM) on exit."""
+def start_backend(
+    data_dir: Path, *, config_dir: Path | None = None, extra_args: Sequence[str] = ()
+) -> Iterator[Backend]:
+    """``cowork-backend serve --store local`` on a free loopback port, stopped (SIGTERM) on exit;
+    ``extra_args`` are more ``serve`` options."""
     command = [sys.executable, "-m", "backend.cli", "serve", "--store", "local", "--data-dir", str(data_dir)]
     if config_dir is not None:
         command += ["--config-dir", str(config_dir)]
+    command += list(extra_args)
     command += ["--port", "0", "--log-level", "warning"]
     with subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True) as process:
         try:

@@ -78,7 +78,7 @@ def test_the_bundled_runtime_lives_beside_the_app_or_in_its_macos_resources() ->
 def test_runtime_command_from_source_frozen_and_overridden(
     installer: Installer, root: Path, bundled: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert runtime_command({}) == [sys.executable, "-m", "agent_runtime"]
+    assert runtime_command({}) == [sys.executable, "-P", "-m", "agent_runtime"]
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr("desktop.updater.layout.default_root", lambda: root)
     monkeypatch.setattr("desktop.updater.active.default_root", lambda: root)

@@ -100,6 +100,10 @@ class EventEmitter:
         self.dropped_invalid = 0
         self.dropped_undelivered = 0
         self.notify_failures = 0
+        self.observer: Callable[[dict[str, Any]], None] | None = None
+        """Called with each event as it is emitted, in the loop's own call (the audit and telemetry
+        producer, :mod:`agent_runtime.agent_host.observability`): it must be quick, must not change
+        the event, and must not raise."""
 
     @property
     def log_path(self) -> Path | None:
@@ -159,6 +163,11 @@ class EventEmitter:
                 )
         self._notify_queue.append(item)
         self._notify_wake.set()
+        if self.observer is not None:
+            try:
+                self.observer(event)
+            except Exception:
+                logger.exception("the event observer failed on a %s event", event_type)
 
     def log_only(self, event_type: EventType, encoded_payload: bytes, *, task_id: str | None = None) -> None:
         """Append one event to the local log only, its payload already JSON (``encoded_payload``, a

@@ -32,9 +32,12 @@ __all__ = [
     "MAX_CACHE_BREAKPOINTS",
     "AnthropicStream",
     "build_body",
+    "envelope",
     "headers",
+    "mark_settled",
     "render_system",
     "render_tools",
+    "turn_messages",
 ]
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -111,32 +114,67 @@ def build_body(
     whole stable prefix) and the last block of the conversation's latest settled turn — the newest
     user turn, which the next request repeats unchanged; a trailing assistant turn is a prefill the
     model is still writing, so it is not settled.
+
+    Made of :func:`envelope`, :func:`turn_messages` and :func:`mark_settled`, which the client's
+    :class:`~.request_body.BodyEncoder` also uses to encode requests turn by turn.
     """
-    messages: list[dict[str, Any]] = []
-    settled: dict[str, Any] | None = None
+    body = envelope(
+        model=model, max_tokens=max_tokens, system=system, tools=tools, host=host, cache_key=cache_key
+    )
+    messages: list[dict[str, Any]] = body["messages"]
+    settled: int | None = None
     for index, turn in enumerate(turns):
         if isinstance(turn, UserTurn):
-            messages.append({"role": "user", "content": _user_content(turn)})
-            settled = messages[-1]
-        else:
-            final = index == len(turns) - 1
-            content = _assistant_content(turn, final)
-            if content:
-                messages.append({"role": "assistant", "content": content})
+            settled = len(messages)
+        messages.extend(turn_messages(turn, final=index == len(turns) - 1))
+    if settled is not None:
+        messages[settled:] = mark_settled(messages[settled:])
+    return body
+
+
+def envelope(
+    *,
+    model: str,
+    max_tokens: int,
+    system: str,
+    tools: Sequence[ToolDefinition],
+    host: str = "",
+    cache_key: str | None = None,
+) -> dict[str, Any]:
+    """The body without the conversation (``messages`` empty), its breakpoints on the tools and the
+    system prompt set."""
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True}
     system_blocks = render_system(system)
     if system_blocks:
         body["system"] = system_blocks
-    body["messages"] = messages
+    body["messages"] = []
     tool_blocks = render_tools(tools)
     if tool_blocks:
         body["tools"] = tool_blocks
-    marks = [blocks[-1] for blocks in (tool_blocks, system_blocks) if blocks]
-    if settled is not None and settled["content"]:
-        marks.append(settled["content"][-1])
-    for block in marks[:MAX_CACHE_BREAKPOINTS]:
-        block["cache_control"] = dict(EPHEMERAL)
+    for blocks in (tool_blocks, system_blocks):
+        if blocks:
+            blocks[-1]["cache_control"] = dict(EPHEMERAL)
     return body
+
+
+def turn_messages(turn: Turn, *, final: bool) -> list[dict[str, Any]]:
+    """The wire messages of one turn (none for an assistant turn with nothing to say). ``final``: the
+    conversation's last turn."""
+    if isinstance(turn, UserTurn):
+        return [{"role": "user", "content": _user_content(turn)}]
+    content = _assistant_content(turn, final)
+    return [{"role": "assistant", "content": content}] if content else []
+
+
+def mark_settled(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of the latest settled (user) turn with the conversation's breakpoint on their last
+    block (copies: the unmarked messages may be reused by later requests)."""
+    if not messages or not messages[0]["content"]:
+        return messages
+    first = messages[0]
+    blocks = list(first["content"])
+    blocks[-1] = {**blocks[-1], "cache_control": dict(EPHEMERAL)}
+    return [{**first, "content": blocks}, *messages[1:]]
 
 
 def _user_content(turn: UserTurn) -> list[dict[str, Any]]:

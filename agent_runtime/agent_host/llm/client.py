@@ -16,10 +16,14 @@ tool calls until the response is complete (§6.3), and returns an :class:`LlmRes
 * Cancellation: ``asyncio.CancelledError`` propagates after the HTTP stream and its connection are
   closed; nothing partial is returned and no callback runs.
 
-One connection per call (§6.1): each attempt opens its own ``httpx.AsyncClient`` without keep-alive
-and closes it on every path. Proxies and CA bundles from the environment (``HTTPS_PROXY``,
-``NO_PROXY``, ``SSL_CERT_FILE``) apply — a corporate proxy in front of the gateway is legitimate —
-except for a loopback endpoint (the demo model, a local Ollama), which no proxy can serve.
+Connections: by default one per call, as seed 000 §6.1 says — each attempt opens its own
+``httpx.AsyncClient`` without keep-alive and closes it on every path. With ``keep_alive_s`` (what the
+runtime uses, docs/decisions/0001-llm-connection-reuse.md) one pooled connection is kept between calls
+for at most that long idle, and a connection the gateway closed meanwhile is replaced by a new one; a
+request that fails on a kept connection is retried only as any failed attempt is (§6.4), never more.
+Proxies and CA bundles from the environment (``HTTPS_PROXY``, ``NO_PROXY``, ``SSL_CERT_FILE``)
+apply — a corporate proxy in front of the gateway is legitimate — except for a loopback endpoint
+(the demo model, a local Ollama), which no proxy can serve.
 Redirects are not followed, so the token never travels to a host it was not configured for.
 """
 
@@ -27,13 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
 import os
 import random as random_module
 import socket
+import ssl
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,9 +66,11 @@ from .errors import (
 )
 from .gateway_errors import MAX_ERROR_BODY_BYTES, error_for_status
 from .prompt_cache import ProviderFamily, StablePrefix, cache_mode, provider_family
+from .request_body import BodyEncoder, DialectWriter
 from .response import DiscardCallback, LlmResponse, RetryCallback, TextCallback
 from .sse import MAX_EVENT_CHARS, SseDecoder
 from .streaming import Outcome, StreamParser
+from .tool_names import ToolNameMap, names_from_wire, names_to_wire
 
 __all__ = ["LlmClient"]
 
@@ -72,16 +78,62 @@ logger = logging.getLogger(__name__)
 
 USER_AGENT = "cowork-agent-runtime"
 
+_BODY_END_WAIT_S = 0.05
+_BODY_END_MAX_BYTES = 64 * 1024
+
 _BUILDERS = {"anthropic": anthropic.build_body, "openai": openai.build_body}
 _HEADERS = {"anthropic": anthropic.headers, "openai": openai.headers}
 _RENDER_SYSTEM = {"anthropic": anthropic.render_system, "openai": openai.render_system}
 _RENDER_TOOLS = {"anthropic": anthropic.render_tools, "openai": openai.render_tools}
+_WRITERS: dict[str, DialectWriter] = {"anthropic": anthropic, "openai": openai}
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """A call's inputs as they go on the wire (model chosen, MCP tool names mapped)."""
+
+    model: str
+    max_tokens: int
+    system_prompt: str
+    messages: Sequence[ConversationMessage]
+    tools: Sequence[ToolDefinition]
+    cache_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _PrefixMemo:
+    """The stable prefix of the latest inputs: it is asked for twice a step, and hashing the rendered
+    tool definitions costs a fraction of a millisecond each time."""
+
+    model: str
+    system_prompt: str
+    tools: tuple[ToolDefinition, ...]
+    wire_names: tuple[str | None, ...]
+    prefix: StablePrefix
+
+    def matches(
+        self,
+        model: str,
+        system_prompt: str,
+        tools: Sequence[ToolDefinition],
+        wire_names: tuple[str | None, ...],
+    ) -> bool:
+        return (
+            model == self.model
+            and system_prompt == self.system_prompt
+            and wire_names == self.wire_names
+            and len(tools) == len(self.tools)
+            and all(a is b for a, b in zip(tools, self.tools, strict=True))
+        )
 
 
 @dataclass(slots=True)
 class _Attempt:
     delivered: bool = False
     responded: bool = False
+    sent_at: float = 0.0
+    first_event_at: float | None = None
+    """``time.monotonic()`` when its stream's first event arrived (the time to first token)."""
 
 
 class LlmClient:
@@ -98,9 +150,17 @@ class LlmClient:
         clock: Callable[[], float] = time.time,
         trust_env: bool | None = None,
         max_event_chars: int = MAX_EVENT_CHARS,
+        tool_names: ToolNameMap | None = None,
+        keep_alive_s: float = 0.0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         """``sleep``, ``random`` and ``clock`` (wall time, for HTTP-date ``Retry-After``) are injected so
-        tests control backoff; ``trust_env=None`` means "yes, unless the gateway is on loopback"."""
+        tests control backoff; ``trust_env=None`` means "yes, unless the gateway is on loopback".
+        ``keep_alive_s``: keep one connection between calls for at most this long idle (0: a new
+        connection per call); then :meth:`aclose` closes it. ``tls``: the context that verifies the
+        gateway (default: the system's CAs, see :mod:`agent_runtime.agent_host.tls`)."""
+        if keep_alive_s < 0:
+            raise ValueError("keep_alive_s must not be negative")
         self._config = config
         self._url = config.url
         self._host = httpx.URL(config.url).host
@@ -111,13 +171,20 @@ class LlmClient:
         self._clock = clock
         self._trust_env = not is_loopback(config.endpoint) if trust_env is None else trust_env
         self._max_event_chars = max_event_chars
+        self._keep_alive_s = keep_alive_s
+        self._tls = tls
+        self._pool: httpx.AsyncClient | None = None
+        self._encoder = BodyEncoder(_WRITERS[config.dialect])
+        self._prefix_memo: _PrefixMemo | None = None
+        self.tool_names = tool_names
+        """Maps MCP tools' ``server/tool`` names to and from the LLM wire (:mod:`.tool_names`)."""
         self._headers = {
             "content-type": "application/json",
             "accept": "text/event-stream",
             # Compression would make intermediaries buffer the stream; events are small anyway.
             "accept-encoding": "identity",
             "user-agent": USER_AGENT,
-            "connection": "close",
+            **({} if keep_alive_s else {"connection": "close"}),
             **_HEADERS[config.dialect](config.token, self._host),
         }
 
@@ -160,15 +227,26 @@ class LlmClient:
         """The stable prefix (system prompt and tool definitions, as this dialect sends them) of the
         calls this client makes with these inputs (:mod:`.prompt_cache`)."""
         model = self.model_for(policy)
+        names = self.tool_names
+        wire_names = tuple(
+            names.wire_name(tool.tool_name) if names is not None and "/" in tool.tool_name else None
+            for tool in tools
+        )
+        memo = self._prefix_memo
+        if memo is not None and memo.matches(model, system_prompt, tools, wire_names):
+            return memo.prefix
         dialect = self._config.dialect
-        return StablePrefix.of(
+        wire_tools = names_to_wire(names, tools, ())[0] if names is not None else tools
+        prefix = StablePrefix.of(
             provider_family=self.provider_family(model),
             mode=cache_mode(dialect, self._host),
             model=model,
             system_blocks=[system_prompt] if system_prompt.strip() else [],
             rendered_system=_RENDER_SYSTEM[dialect](system_prompt),
-            rendered_tools=_RENDER_TOOLS[dialect](tools),
+            rendered_tools=_RENDER_TOOLS[dialect](wire_tools),
         )
+        self._prefix_memo = _PrefixMemo(model, system_prompt, tuple(tools), wire_names, prefix)
+        return prefix
 
     def build_body(
         self,
@@ -181,20 +259,67 @@ class LlmClient:
     ) -> dict[str, Any]:
         """The JSON body this client sends for these inputs (seed 000 §6.2). ``max_tokens``: the output
         limit, by default the policy's ``maxOutputTokens``."""
+        request = self._request(policy, system_prompt, messages, tools, max_tokens)
+        turns = build_turns(request.messages)
+        if not turns:
+            raise LlmRejected("The conversation has no message to send to the model")
+        return _BUILDERS[self._config.dialect](
+            model=request.model,
+            max_tokens=request.max_tokens,
+            system=request.system_prompt,
+            turns=turns,
+            tools=request.tools,
+            host=self._host,
+            cache_key=request.cache_key,
+        )
+
+    def encode_body(
+        self,
+        *,
+        policy: LlmPolicy,
+        system_prompt: str,
+        messages: Sequence[ConversationMessage],
+        tools: Sequence[ToolDefinition],
+        max_tokens: int | None = None,
+    ) -> bytes:
+        """:meth:`build_body` as the bytes sent, byte for byte the same, built from the previous
+        call's turns where they are unchanged (:mod:`.request_body`)."""
+        return self._encode(self._request(policy, system_prompt, messages, tools, max_tokens))
+
+    def _encode(self, request: _Request) -> bytes:
+        content = self._encoder.encode(
+            model=request.model,
+            max_tokens=request.max_tokens,
+            system=request.system_prompt,
+            messages=request.messages,
+            tools=request.tools,
+            host=self._host,
+            cache_key=request.cache_key,
+        )
+        if content is None:
+            raise LlmRejected("The conversation has no message to send to the model")
+        return content
+
+    def _request(
+        self,
+        policy: LlmPolicy,
+        system_prompt: str,
+        messages: Sequence[ConversationMessage],
+        tools: Sequence[ToolDefinition],
+        max_tokens: int | None,
+    ) -> _Request:
         model = self.model_for(policy)
         if self._config.model and model != self._config.model:
             logger.warning("the policy does not allow model %s; calling %s", self._config.model, model)
-        turns = build_turns(messages)
-        if not turns:
-            raise LlmRejected("The conversation has no message to send to the model")
         prefix = self.stable_prefix(policy=policy, system_prompt=system_prompt, tools=tools)
-        return _BUILDERS[self._config.dialect](
+        if self.tool_names is not None:
+            tools, messages = names_to_wire(self.tool_names, tools, messages)
+        return _Request(
             model=model,
             max_tokens=policy.max_output_tokens if max_tokens is None else max_tokens,
-            system=system_prompt,
-            turns=turns,
+            system_prompt=system_prompt,
+            messages=messages,
             tools=tools,
-            host=self._host,
             cache_key=prefix.cache_key,
         )
 
@@ -218,15 +343,13 @@ class LlmClient:
         exception raised by a callback is the caller's own: it propagates as is, after the stream is
         closed, and ends the call without a retry.
         """
-        body = self.build_body(
-            policy=policy, system_prompt=system_prompt, messages=messages, tools=tools, max_tokens=max_tokens
-        )
-        content = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        request = self._request(policy, system_prompt, messages, tools, max_tokens)
+        content = self._encode(request)
         started = time.monotonic()
         attempts = 0
         while True:
             attempts += 1
-            attempt = _Attempt()
+            attempt = _Attempt(sent_at=time.monotonic())
             try:
                 outcome = await self._attempt(content, attempt, on_text)
             except LlmError as exc:
@@ -246,13 +369,19 @@ class LlmClient:
                 if before_retry is not None:
                     await _call(before_retry)
                 continue
+            calls = outcome.tool_calls
+            if self.tool_names is not None:
+                calls = names_from_wire(self.tool_names, calls)
             return LlmResponse(
                 text=outcome.text,
-                tool_calls=outcome.tool_calls,
+                tool_calls=calls,
                 stop_reason=outcome.stop_reason,
                 usage=outcome.usage,
-                model=outcome.model or body["model"],
+                model=outcome.model or request.model,
                 latency_ms=(time.monotonic() - started) * 1000.0,
+                first_token_ms=None
+                if attempt.first_event_at is None
+                else (attempt.first_event_at - attempt.sent_at) * 1000.0,
                 attempts=attempts,
                 raw_stop_reason=outcome.raw_stop_reason,
                 message_id=outcome.message_id,
@@ -263,24 +392,46 @@ class LlmClient:
             return anthropic.AnthropicStream(now=self._clock)
         return openai.OpenAiStream(now=self._clock)
 
-    async def _attempt(self, content: bytes, attempt: _Attempt, on_text: TextCallback | None) -> Outcome:
-        timeout = httpx.Timeout(
-            connect=self._timeouts.connect_s,
-            read=self._timeouts.read_s,
-            write=self._timeouts.connect_s,
-            pool=self._timeouts.connect_s,
+    async def aclose(self) -> None:
+        """Close the kept connection, if any; a later call opens a new one."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.aclose()
+
+    def _http_client(self) -> httpx.AsyncClient:
+        # The pool may hold 2: a call made while another one streams (never the loop's own) opens its
+        # own connection instead of waiting; only one is kept once idle.
+        pooled = bool(self._keep_alive_s)
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(
+                connect=self._timeouts.connect_s,
+                read=self._timeouts.read_s,
+                write=self._timeouts.connect_s,
+                pool=self._timeouts.connect_s,
+            ),
+            trust_env=self._trust_env,
+            verify=self._tls if self._tls is not None else tls_context(self._url, trust_env=self._trust_env),
+            follow_redirects=False,
+            limits=httpx.Limits(
+                max_connections=2 if pooled else 1,
+                max_keepalive_connections=1 if pooled else 0,
+                keepalive_expiry=self._keep_alive_s if pooled else None,
+            ),
         )
+
+    async def _attempt(self, content: bytes, attempt: _Attempt, on_text: TextCallback | None) -> Outcome:
+        if self._keep_alive_s:
+            if self._pool is None:
+                self._pool = self._http_client()
+            return await self._exchange(self._pool, content, attempt, on_text)
+        async with self._http_client() as client:
+            return await self._exchange(client, content, attempt, on_text)
+
+    async def _exchange(
+        self, client: httpx.AsyncClient, content: bytes, attempt: _Attempt, on_text: TextCallback | None
+    ) -> Outcome:
         try:
-            async with (
-                httpx.AsyncClient(
-                    timeout=timeout,
-                    trust_env=self._trust_env,
-                    verify=tls_context(self._url, trust_env=self._trust_env),
-                    follow_redirects=False,
-                    limits=httpx.Limits(max_connections=1, max_keepalive_connections=0),
-                ) as client,
-                client.stream("POST", self._url, content=content, headers=self._headers) as response,
-            ):
+            async with client.stream("POST", self._url, content=content, headers=self._headers) as response:
                 attempt.responded = True
                 if not 200 <= response.status_code < 300:
                     body = await _read_capped(response, MAX_ERROR_BODY_BYTES)
@@ -318,7 +469,10 @@ class LlmClient:
     ) -> Outcome:
         decoder = SseDecoder(self._max_event_chars)
         parser = self._parser()
-        async for chunk in response.aiter_bytes():
+        chunks = response.aiter_bytes()
+        async for chunk in chunks:
+            if attempt.first_event_at is None:
+                attempt.first_event_at = time.monotonic()
             for event in decoder.feed(chunk):
                 text = parser.event(event)
                 if text is not None and on_text is not None:
@@ -327,6 +481,8 @@ class LlmClient:
                     if result is not None and inspect.isawaitable(result):
                         await result
                 if parser.done:
+                    if self._keep_alive_s:
+                        await _read_to_end(chunks)
                     return parser.outcome()
         for event in decoder.finish():
             text = parser.event(event)
@@ -345,6 +501,21 @@ async def _call(callback: Callable[..., Awaitable[None] | None], *args: Any) -> 
     result = callback(*args)
     if result is not None and inspect.isawaitable(result):
         await result
+
+
+async def _read_to_end(chunks: AsyncIterator[bytes]) -> None:
+    """Read what follows the stream's terminal event — normally just the body's end, in the same
+    packet — so the connection is clean and can be kept. A server that keeps sending or stays silent
+    is not waited for: the response is then closed with the connection, as one of a single call is."""
+    size = 0
+    try:
+        async with asyncio.timeout(_BODY_END_WAIT_S):
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > _BODY_END_MAX_BYTES:
+                    return
+    except (TimeoutError, httpx.HTTPError):
+        pass
 
 
 async def _read_capped(response: httpx.Response, limit: int) -> bytes:

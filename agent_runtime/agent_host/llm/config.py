@@ -30,6 +30,7 @@ from .output_budget import OutputBudgetSettings
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
+    "KEEP_ALIVE_S",
     "Dialect",
     "GatewayConfig",
     "RetrySettings",
@@ -166,6 +167,12 @@ class Timeouts:
 
 
 DEFAULT_TIMEOUTS = Timeouts()
+
+KEEP_ALIVE_S = 4.0
+"""How long the runtime keeps an idle connection to the gateway for the next call (a departure from
+seed 000 §6.1, docs/decisions/0001-llm-connection-reuse.md): below the 5 s after which uvicorn — under
+LiteLLM and the scripted gateway — closes idle connections, so the client lets a connection go before
+the server would, and long enough for the time between a response and the next request of a step."""
 
 
 @dataclass(frozen=True, slots=True)

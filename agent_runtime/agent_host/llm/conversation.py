@@ -34,8 +34,11 @@ __all__ = [
     "AssistantTurn",
     "ToolResultPart",
     "Turn",
+    "TurnSpan",
     "UserTurn",
     "build_turns",
+    "merges_with",
+    "turn_spans",
 ]
 
 SYSTEM_NOTE_PREFIX = "[System note] "
@@ -77,53 +80,93 @@ class _RawUser:
 
 
 def build_turns(messages: Sequence[ConversationMessage]) -> list[Turn]:
-    raw: list[_RawUser | AssistantTurn] = []
-    for message in messages:
+    return [span.turn for span in turn_spans(messages)]
+
+
+@dataclass(slots=True)
+class TurnSpan:
+    """A turn and the messages it was made of: ``messages[start:end]`` (skipped empty messages
+    included; a turn made up here — a missing result, the opening note — is empty, ``start == end``)."""
+
+    turn: Turn
+    start: int
+    end: int
+
+
+def turn_spans(
+    messages: Sequence[ConversationMessage], start: int = 0, *, after: Turn | None = None
+) -> list[TurnSpan]:
+    """The turns of ``messages[start:]`` with the span of each, as :func:`build_turns` makes them.
+
+    ``after`` is the turn built just before ``start`` (its messages unchanged): the first user turn
+    answers its tool calls, and no opening note is added. The caller keeps the turn from ``messages``
+    that could merge with ``messages[start]`` out of ``after`` (:func:`merges_with`)."""
+    raw: list[tuple[_RawUser | AssistantTurn, int, int]] = []
+    for index in range(start, len(messages)):
+        message = messages[index]
         if message.role is Role.ASSISTANT:
             has_text = bool(message.content.strip())
             if not has_text and not message.tool_calls:
                 continue
-            if not raw or not isinstance(raw[-1], AssistantTurn):
-                raw.append(AssistantTurn())
-            assistant = raw[-1]
+            if not raw or not isinstance(raw[-1][0], AssistantTurn):
+                raw.append((AssistantTurn(), index, index + 1))
+            assistant, first, _ = raw[-1]
             assert isinstance(assistant, AssistantTurn)
+            raw[-1] = (assistant, first, index + 1)
             if has_text:
                 assistant.texts.append(message.content)
             assistant.tool_calls.extend(message.tool_calls or [])
             continue
-        item: str | ToolResultPart
-        if message.role is Role.TOOL:
-            assert message.tool_call_id is not None  # guaranteed by ConversationMessage's validator
-            item = ToolResultPart(
-                tool_call_id=message.tool_call_id,
-                tool_name=message.tool_name,
-                content=message.content,
-                status=message.tool_status or ToolStatus.SUCCEEDED,
-            )
-        elif not message.content.strip():
+        item = _user_item(message)
+        if item is None:
             continue
-        elif message.role is Role.SYSTEM:
-            item = SYSTEM_NOTE_PREFIX + message.content
-        else:
-            item = message.content
-        if not raw or not isinstance(raw[-1], _RawUser):
-            raw.append(_RawUser())
-        user = raw[-1]
+        if not raw or not isinstance(raw[-1][0], _RawUser):
+            raw.append((_RawUser(), index, index + 1))
+        user, first, _ = raw[-1]
         assert isinstance(user, _RawUser)
+        raw[-1] = (user, first, index + 1)
         user.items.append(item)
 
-    turns: list[Turn] = []
-    for entry in raw:
+    spans: list[TurnSpan] = []
+    for entry, first, end in raw:
         if isinstance(entry, AssistantTurn):
-            turns.append(entry)
+            spans.append(TurnSpan(entry, first, end))
             continue
-        calls = turns[-1].tool_calls if turns and isinstance(turns[-1], AssistantTurn) else []
-        turns.append(_pair(entry, calls))
-    if turns and isinstance(turns[-1], AssistantTurn) and turns[-1].tool_calls:
-        turns.append(_pair(_RawUser(), turns[-1].tool_calls))
-    if turns and isinstance(turns[0], AssistantTurn):
-        turns.insert(0, UserTurn(texts=[CONTINUES_TEXT]))
-    return turns
+        before = spans[-1].turn if spans else after
+        calls = before.tool_calls if isinstance(before, AssistantTurn) else []
+        spans.append(TurnSpan(_pair(entry, calls), first, end))
+    last = spans[-1].turn if spans else after
+    if isinstance(last, AssistantTurn) and last.tool_calls and (spans or after is not None):
+        spans.append(TurnSpan(_pair(_RawUser(), last.tool_calls), len(messages), len(messages)))
+    if after is None and spans and isinstance(spans[0].turn, AssistantTurn):
+        spans.insert(0, TurnSpan(UserTurn(texts=[CONTINUES_TEXT]), start, start))
+    return spans
+
+
+def merges_with(turn: Turn, message: ConversationMessage) -> bool:
+    """Whether ``message`` would join ``turn`` if it came right after it (one side's messages in a
+    row make one turn); an empty message that would be skipped joins nothing."""
+    if message.role is Role.ASSISTANT:
+        joins = bool(message.content.strip()) or bool(message.tool_calls)
+        return joins and isinstance(turn, AssistantTurn)
+    return isinstance(turn, UserTurn) and _user_item(message) is not None
+
+
+def _user_item(message: ConversationMessage) -> str | ToolResultPart | None:
+    """What a user, system or tool message adds to a user turn; None for an empty one (dropped)."""
+    if message.role is Role.TOOL:
+        assert message.tool_call_id is not None  # guaranteed by ConversationMessage's validator
+        return ToolResultPart(
+            tool_call_id=message.tool_call_id,
+            tool_name=message.tool_name,
+            content=message.content,
+            status=message.tool_status or ToolStatus.SUCCEEDED,
+        )
+    if not message.content.strip():
+        return None
+    if message.role is Role.SYSTEM:
+        return SYSTEM_NOTE_PREFIX + message.content
+    return message.content
 
 
 def _pair(user: _RawUser, calls: list[ToolCall]) -> UserTurn:

@@ -31,11 +31,14 @@ from .streaming import Outcome, ToolCallBuilder, json_object, protocol_error
 __all__ = [
     "OpenAiStream",
     "build_body",
+    "envelope",
     "headers",
+    "mark_settled",
     "max_tokens_field",
     "render_system",
     "render_tools",
     "takes_prompt_cache_key",
+    "turn_messages",
 ]
 
 DIALECT = "openai"
@@ -119,45 +122,73 @@ def build_body(
     cache_key: str | None = None,
 ) -> dict[str, Any]:
     """The request body; ``host`` is the gateway's, which decides the output limit's field name and
-    whether ``cache_key`` is sent as ``prompt_cache_key``."""
-    messages: list[dict[str, Any]] = render_system(system)
-    for turn in turns:
-        if isinstance(turn, UserTurn):
-            for result in turn.results:
-                content = result.content
-                if result.is_error:
-                    # No is_error flag in this dialect: say it in the text the model reads.
-                    content = f"[tool call {result.status.value}]\n{content}"
-                messages.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": content})
-            if turn.texts:
-                messages.append({"role": "user", "content": "\n\n".join(turn.texts)})
-            continue
-        message: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(turn.texts) or None}
-        if turn.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": call.tool_call_id,
-                    "type": "function",
-                    "function": {
-                        "name": call.tool_name,
-                        "arguments": json.dumps(call.arguments, ensure_ascii=False, allow_nan=False),
-                    },
-                }
-                for call in turn.tool_calls
-            ]
-        messages.append(message)
+    whether ``cache_key`` is sent as ``prompt_cache_key``. Made of :func:`envelope` and
+    :func:`turn_messages`, as the client's :class:`~.request_body.BodyEncoder` encodes it too."""
+    body = envelope(
+        model=model, max_tokens=max_tokens, system=system, tools=tools, host=host, cache_key=cache_key
+    )
+    for index, turn in enumerate(turns):
+        body["messages"].extend(turn_messages(turn, final=index == len(turns) - 1))
+    return body
+
+
+def envelope(
+    *,
+    model: str,
+    max_tokens: int,
+    system: str,
+    tools: Sequence[ToolDefinition],
+    host: str = "",
+    cache_key: str | None = None,
+) -> dict[str, Any]:
+    """The body with only the system prompt's message in ``messages``."""
     body: dict[str, Any] = {
         "model": model,
         max_tokens_field(model, host): max_tokens,
         "stream": True,
         "stream_options": {"include_usage": True},
-        "messages": messages,
+        "messages": render_system(system),
     }
     if tools:
         body["tools"] = render_tools(tools)
     if cache_key and takes_prompt_cache_key(host):
         body["prompt_cache_key"] = cache_key
     return body
+
+
+def turn_messages(turn: Turn, *, final: bool = False) -> list[dict[str, Any]]:
+    """The wire messages of one turn: a user turn's tool results, each a ``tool`` message, then its
+    text; an assistant turn's one message. (``final`` changes nothing in this dialect.)"""
+    if isinstance(turn, UserTurn):
+        messages: list[dict[str, Any]] = []
+        for result in turn.results:
+            content = result.content
+            if result.is_error:
+                # No is_error flag in this dialect: say it in the text the model reads.
+                content = f"[tool call {result.status.value}]\n{content}"
+            messages.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": content})
+        if turn.texts:
+            messages.append({"role": "user", "content": "\n\n".join(turn.texts)})
+        return messages
+    message: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(turn.texts) or None}
+    if turn.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.tool_call_id,
+                "type": "function",
+                "function": {
+                    "name": call.tool_name,
+                    "arguments": json.dumps(call.arguments, ensure_ascii=False, allow_nan=False),
+                },
+            }
+            for call in turn.tool_calls
+        ]
+    return [message]
+
+
+def mark_settled(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """No breakpoints in this dialect: OpenAI caches a long enough unchanged prefix by itself."""
+    return messages
 
 
 @dataclass(slots=True)

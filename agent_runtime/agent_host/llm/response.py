@@ -65,3 +65,5 @@ class LlmResponse:
     attempts: int = 1
     raw_stop_reason: str | None = None
     message_id: str | None = field(default=None)
+    first_token_ms: float | None = None
+    """From sending the attempt that answered to the first bytes of its stream."""

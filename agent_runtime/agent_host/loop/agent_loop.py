@@ -6,8 +6,18 @@ the assistant's message added to the thread, its tool calls run (:mod:`.tool_cal
 added, a checkpoint. Two checkpoints per step with tools: one as soon as the assistant's tool calls are
 in the thread — so a crash while tools run leaves a record of what was in flight, and the resumed
 session answers those calls "interrupted — result unknown" instead of silently running them again
-(skipped when every call is a ReadFile, which is safe to repeat) — and one when the step is complete
-(§9.3).
+(skipped when every call only reads or keeps the session checklist, which is safe to repeat) — and one
+when the step is complete (§9.3).
+
+Durable writes (fsyncs) of a step, and why each stays: the completion checkpoint — seed 000 §9.3
+wants it flushed before the next LLM call; the in-flight checkpoint of a step with side effects — a
+record that did not survive a crash (power cut included) would let the resumed session run a write or
+a command again; each is a temp file fsynced, renamed over the checkpoint, and the directory fsynced
+(the rename itself must survive, or the older checkpoint comes back). Nothing else of a step is
+fsynced: the 80 % step-limit warning is recorded by the step's own checkpoint, the event log and the
+``conversation_snapshot`` event (written at task boundaries only) are not needed to resume a step, and
+artifacts wait in the upload spool unsynced unless the Workspace Service cannot take them
+(:mod:`~agent_runtime.agent_host.uploads`).
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ import base64
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -40,14 +50,16 @@ from agent_runtime.agent_host.llm.prompt_cache import log_invalidation
 from agent_runtime.agent_host.policy import Denied, PolicyExpired
 from agent_runtime.agent_host.session_runtime.persist import save_snapshot
 from agent_runtime.agent_host.thread import ContextSelection, ContextWindowExceeded, utc_now
+from contracts.checklist import SESSION_TOOL_NAMES
 from contracts.enums import (
+    TOOL_CAPABILITIES,
     ArtifactType,
+    Capability,
     CheckpointTaskStatus,
     Role,
     SessionStatus,
     StopReason,
     TaskStatus,
-    ToolName,
 )
 from contracts.errors import CoworkError, ErrorCode, ErrorShape
 from contracts.events import EventType
@@ -66,6 +78,12 @@ from .tool_calls import run_tool_calls
 __all__ = ["AgentLoop", "build_checkpoint", "new_step_id"]
 
 logger = logging.getLogger(__name__)
+
+HISTORY_NAME = "session_history.json"
+
+_READ_ONLY_TOOLS = frozenset(
+    name.value for name, capability in TOOL_CAPABILITIES.items() if capability is Capability.FILE_READ
+)
 
 STEP_LIMIT_WARNING = 0.8
 """``step_limit_approaching`` at 80 % of ``maxSteps`` (seed 000 §4.3)."""
@@ -104,6 +122,14 @@ class AgentLoop:
         self._llm_call: asyncio.Task[LlmResponse] | None = None
         self._guard = RunawayGuard(ctx.runtime.tooling.failures)
         self._progress = NoProgressWatch(ctx.runtime.loop)
+        self._history_sent: tuple[object, ...] | None = None
+        self.ending_session = False
+        """Set when the session ends (Shutdown, failure): a task ending now spools its history and does
+        not wait for the Workspace Service — the runtime's exit never waits on the network."""
+        self.between_steps: Callable[[], Awaitable[None]] | None = None
+        """Run once at the next step boundary, never during a step: a new policy bundle pushed by the
+        Session Service is swapped in there (:mod:`agent_runtime.agent_host.session.governance`)."""
+        self._lapsed = False
 
     @property
     def cancel_requested(self) -> bool:
@@ -116,6 +142,17 @@ class AgentLoop:
         if self._llm_call is not None:
             self._llm_call.cancel()
         self._ctx.approvals.deny_pending("The task was cancelled.")
+        if self._ctx.mcp is not None:
+            self._ctx.mcp.broker.cancel_all()  # an MCP server's open question dies with the task
+
+    def lapse_policy(self) -> None:
+        """The organisation revoked the policy (the enforcer now says so): a stream in progress is
+        aborted (nothing of it reaches the thread) and the session pauses at once; approvals still
+        waiting are denied; running tools finish (§4.5), and the step's next check pauses it."""
+        self._lapsed = True
+        if self._llm_call is not None:
+            self._llm_call.cancel()
+        self._ctx.approvals.deny_pending("The organisation's policy was revoked.")
 
     # ------------------------------------------------------------------ the task
 
@@ -123,6 +160,7 @@ class AgentLoop:
         """Run ``task`` from where it stands (step ``task.step_count``) until it ends or pauses."""
         ctx = self._ctx
         self._cancel_requested = False
+        self._lapsed = False
         # The runaway guard and the no-progress watch keep their state in the session runtime (it is
         # checkpointed): a task resumed after a crash or a pause goes on counting where it stopped.
         while True:
@@ -130,6 +168,16 @@ class AgentLoop:
                 return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
             if task.step_count >= task.max_steps:
                 return await self._finish(task, TaskEnd.FAILED, "max_steps_exceeded")
+            if ctx.mcp is not None:
+                # Between steps, never during one: the tools this step's model sees are the ones its
+                # calls reach (seed 003 §9.2, tools/list_changed).
+                await ctx.mcp.before_step()
+                if self._cancel_requested:
+                    return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
+            swap, self.between_steps = self.between_steps, None
+            if swap is not None:
+                await swap()
+                self._lapsed = ctx.enforcer.revocation is not None
 
             step_id = self._step_ids()
             self._emit(EventType.STEP_STARTED, task, step_id, stepId=step_id, stepCount=task.step_count + 1)
@@ -151,16 +199,18 @@ class AgentLoop:
                     # model that never stops cannot loop forever.
                     ctx.machine.to_task(TaskStatus.TASK_RUNNING)
                     ctx.runtime.loop.continuations += 1
+                    warn = self._step_limit_due(task)
                     self._checkpoint(task)
                     self._emit(
                         EventType.STEP_COMPLETED, task, step_id, stepId=step_id, stepCount=task.step_count
                     )
-                    self._warn_step_limit(task)
+                    if warn:
+                        self._warn_step_limit(task)
                     continue
                 self._emit(EventType.STEP_COMPLETED, task, step_id, stepId=step_id, stepCount=task.step_count)
                 return await self._finish(task, TaskEnd.COMPLETED)
 
-            if any(call.tool_name != ToolName.READ_FILE for call in calls):
+            if not all(_safe_to_repeat(call.tool_name) for call in calls):
                 # Only calls with side effects need the in-flight record: a read the crash
                 # interrupted is simply asked for again.
                 self._checkpoint(task)
@@ -174,8 +224,11 @@ class AgentLoop:
                 ctx.thread.add_system_note(self._progress.warning(), task_id=task.task_id, step_id=step_id)
             self._complete_step(task, step_id)
             ctx.machine.to_task(TaskStatus.TASK_RUNNING)
+            warn = self._step_limit_due(task)
             self._checkpoint(task)
             self._emit(EventType.STEP_COMPLETED, task, step_id, stepId=step_id, stepCount=task.step_count)
+            if warn:
+                self._warn_step_limit(task)
             if step.policy_expired is not None:
                 return self._expired(task, step.policy_expired)
             runaway = self._guard.observe(calls, step.results)
@@ -185,7 +238,6 @@ class AgentLoop:
             if streak >= NO_PROGRESS_LIMIT:
                 error = ErrorShape(code=ErrorCode.TOOL_EXECUTION_FAILED, message=self._progress.stopped())
                 return await self._finish(task, TaskEnd.FAILED, "no_progress", error)
-            self._warn_step_limit(task)
 
     async def _call_llm(self, task: TaskRecord, step_id: str) -> LlmResponse | TaskOutcome:
         ctx = self._ctx
@@ -198,9 +250,11 @@ class AgentLoop:
             current = asyncio.current_task()
             if self._cancel_requested and (current is None or not current.cancelling()):
                 return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
+            if self._lapsed and (current is None or not current.cancelling()):
+                return self._expired(task, self._ctx.enforcer.lapsed())
             raise
         estimate = selection.input_tokens
-        refused = await self._check_call(task, estimate)
+        refused = await self._check_call(task, estimate, step_id)
         if refused is not None:
             return refused
 
@@ -253,7 +307,7 @@ class AgentLoop:
                 )
                 # The dropped answer gets no llm_request_completed: for the desktop it is an attempt
                 # that is being retried. Its tokens were spent all the same (recorded in _stream).
-                refused = await self._check_call(task, estimate)
+                refused = await self._check_call(task, estimate, step_id)
                 if refused is not None:
                     return refused
                 escalation_attempted = True
@@ -278,6 +332,8 @@ class AgentLoop:
             cacheReadTokens=usage.cache_read_tokens,
             cacheWriteTokens=usage.cache_write_tokens,
             truncation=truncation,
+            timeToFirstTokenMs=None if answer.first_token_ms is None else int(answer.first_token_ms),
+            retries=answer.attempts - 1,
         )
         continuation: Literal["allowed", "skipped"] | None = None
         if truncation is not None:
@@ -297,16 +353,32 @@ class AgentLoop:
             return await self._reasoning_exhausted(task, step_id, decision.max_tokens)
         return answer
 
-    async def _check_call(self, task: TaskRecord, estimate: int) -> TaskOutcome | None:
-        """The pre-checks of an LLM call (policy expiry, ``LLM.Call``, budget): the outcome that ends
-        the step, or None when the call may be made."""
+    async def _check_call(
+        self, task: TaskRecord, estimate: int, step_id: str | None = None
+    ) -> TaskOutcome | None:
+        """The pre-checks of an LLM call (the tenant's daily token quota, policy expiry, ``LLM.Call``,
+        budget): the outcome that ends the step, or None when the call may be made."""
         ctx = self._ctx
+        now = self._clock()
+        observability = ctx.observability
+        quota = observability.llm_refusal(now) if observability is not None else None
+        if quota is not None:
+            # The Telemetry Service reported the tenant's tokensPerDay used up: no call until it frees.
+            return await self._finish(task, TaskEnd.FAILED, "quota_exceeded", quota)
         check = ctx.enforcer.check_llm_call(
-            ctx.model, now=self._clock(), budget=ctx.thread.budget, estimated_tokens=estimate
+            ctx.model, now=now, budget=ctx.thread.budget, estimated_tokens=estimate
         )
         if isinstance(check, PolicyExpired):
             return self._expired(task, check)
         if isinstance(check, Denied):
+            if observability is not None:
+                observability.policy_decision(
+                    check,
+                    capability=Capability.LLM_CALL,
+                    policy_version=ctx.enforcer.bundle.version,
+                    task_id=task.task_id,
+                    step_id=step_id,
+                )
             reason = "budget_exceeded" if check.code is ErrorCode.LLM_BUDGET_EXCEEDED else "llm_denied"
             return await self._finish(task, TaskEnd.FAILED, reason, check.to_error())
         return None
@@ -365,7 +437,7 @@ class AgentLoop:
         def before_retry() -> None:
             # §8.6 "checked before each LLM call": a retry after a long backoff is a call of its own.
             if ctx.enforcer.is_expired(self._clock()):
-                raise _PolicyLapsed(PolicyExpired(ctx.enforcer.bundle.expires_at))
+                raise _PolicyLapsed(ctx.enforcer.lapsed())
 
         call = asyncio.ensure_future(
             ctx.llm.stream(
@@ -386,6 +458,8 @@ class AgentLoop:
             current = asyncio.current_task()
             if self._cancel_requested and (current is None or not current.cancelling()):
                 return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
+            if self._lapsed and (current is None or not current.cancelling()):
+                return self._expired(task, self._ctx.enforcer.lapsed())
             raise
         except LlmGuardrailBlocked as exc:
             # §6.4: no retry; a note in the thread so the model sees it on the next attempt.
@@ -502,19 +576,24 @@ class AgentLoop:
         task.step_count += 1
         task.step_cursor = step_id
 
-    def _warn_step_limit(self, task: TaskRecord) -> None:
+    def _step_limit_due(self, task: TaskRecord) -> bool:
+        """Whether the step just completed reaches 80 % of ``maxSteps`` for the first time. The task is
+        marked warned now, before the step's checkpoint, so that one write records both: a process
+        killed after it never warns again on resume."""
         threshold = int(task.max_steps * STEP_LIMIT_WARNING)
         if threshold > 0 and task.step_count >= threshold and not task.warned_step_limit:
             task.warned_step_limit = True
-            self._emit(
-                EventType.STEP_LIMIT_APPROACHING,
-                task,
-                task.step_cursor,
-                stepCount=task.step_count,
-                maxSteps=task.max_steps,
-            )
-            # Recorded at once: a process killed after this point must not warn again on resume.
-            self._checkpoint(task)
+            return True
+        return False
+
+    def _warn_step_limit(self, task: TaskRecord) -> None:
+        self._emit(
+            EventType.STEP_LIMIT_APPROACHING,
+            task,
+            task.step_cursor,
+            stepCount=task.step_count,
+            maxSteps=task.max_steps,
+        )
 
     async def _finish(
         self, task: TaskRecord, end: TaskEnd, reason: str | None = None, error: ErrorShape | None = None
@@ -525,7 +604,7 @@ class AgentLoop:
         # Seed 002 "Terminal Status Synchronization": the terminal state is persisted — checkpoint,
         # snapshot event, history — before the terminal event announces it.
         self._checkpoint(task, snapshot_event=True)
-        await self.upload_history(task)
+        await self.upload_history(task, wait=not self.ending_session)
         self._emit(
             event,
             task,
@@ -549,7 +628,10 @@ class AgentLoop:
         return TaskOutcome(TaskEnd.PAUSED, reason, error)
 
     def _expired(self, task: TaskRecord, expired: PolicyExpired) -> TaskOutcome:
-        """§8.6: deny (done by the caller), tell the desktop, pause until a refreshed bundle."""
+        """§8.6: deny (done by the caller), tell the desktop, pause until a refreshed bundle. A revoked
+        policy pauses the same way (its ``policy_revoked`` event went out when the news came)."""
+        if expired.revoked:
+            return self._pause(task, "policy_revoked", expired.to_error())
         self._ctx.emitter.emit(
             EventType.POLICY_EXPIRED, {"expiresAt": expired.expires_at.isoformat()}, task_id=task.task_id
         )
@@ -572,22 +654,56 @@ class AgentLoop:
             event=snapshot_event,
         )
 
-    async def upload_history(self, task: TaskRecord) -> None:
+    async def upload_history(self, task: TaskRecord, *, wait: bool = True) -> None:
         """The ``session_history`` snapshot after a task (seed 000 §5.5, seed 004). Best effort: when the
-        Workspace Service cannot take it the desktop is warned and the session goes on (§11)."""
+        Workspace Service cannot take it the desktop is warned and the session goes on (§11).
+
+        With the session's upload queue the snapshot is spooled durably first — it is persisted before
+        the terminal event either way (seed 002) — and ``wait`` then holds the caller until it reached
+        the service, while the service can be reached; one that cannot stays spooled and is sent later
+        (:mod:`~agent_runtime.agent_host.uploads`). ``wait=False`` (the session's end) only spools it:
+        the runtime's exit never waits on the network. A snapshot of a session unchanged since the last
+        one is not sent again."""
         ctx = self._ctx
-        if ctx.uploader is None:
+        if ctx.uploader is None and ctx.uploads is None:
+            return
+        last = ctx.thread.messages[-1] if ctx.thread.messages else None
+        unchanged = (task.task_id, task.status, len(ctx.thread.messages), id(last), last)
+        if unchanged == self._history_sent:
             return
         history = ctx.thread.to_session_history(
             workspace_id=ctx.workspace_id, snapshot_after_task_id=task.task_id, snapshot_at=self._clock()
         ).model_copy(update={"projection": ctx.runtime.project()})
         content = json.dumps(history.to_wire(), ensure_ascii=False, default=str).encode()
+        self._history_sent = unchanged
+        if ctx.uploads is not None:
+            ticket = await ctx.uploads.put(
+                workspace_id=ctx.workspace_id,
+                session_id=ctx.session_id,
+                task_id=task.task_id,
+                step_id=None,
+                artifact_type=ArtifactType.SESSION_HISTORY,
+                artifact_name=HISTORY_NAME,
+                content_type="application/json",
+                content=content,
+                durable=True,
+            )
+            if wait and await ctx.uploads.settle(ticket) is None:
+                reason = "The Workspace Service cannot be reached now; the history is kept and sent later."
+                logger.warning("Could not upload the session history yet: the service cannot be reached")
+                ctx.emitter.emit(
+                    EventType.ARTIFACT_UPLOAD_FAILED,
+                    {"artifactName": HISTORY_NAME, "reason": reason},
+                    task_id=task.task_id,
+                )
+            return
+        assert ctx.uploader is not None
         request = ArtifactUploadRequest(
             workspace_id=ctx.workspace_id,
             session_id=ctx.session_id,
             task_id=task.task_id,
             artifact_type=ArtifactType.SESSION_HISTORY,
-            artifact_name="session_history.json",
+            artifact_name=HISTORY_NAME,
             content_type="application/json",
             content_base64=base64.b64encode(content).decode("ascii"),
         )
@@ -597,7 +713,7 @@ class AgentLoop:
             logger.warning("Could not upload the session history: %s", exc.shape.message)
             ctx.emitter.emit(
                 EventType.ARTIFACT_UPLOAD_FAILED,
-                {"artifactName": "session_history.json", "reason": exc.shape.message},
+                {"artifactName": HISTORY_NAME, "reason": exc.shape.message},
                 task_id=task.task_id,
             )
 
@@ -605,6 +721,12 @@ class AgentLoop:
         self._ctx.emitter.emit(
             event, {k: v for k, v in payload.items() if v is not None}, task_id=task.task_id, step_id=step_id
         )
+
+
+def _safe_to_repeat(tool_name: str) -> bool:
+    """A call that may simply be made again if a crash interrupted it: it only reads (the File.Read
+    tools) or changes nothing but the session's own checklist, which the checkpoint holds anyway."""
+    return tool_name in _READ_ONLY_TOOLS or tool_name in SESSION_TOOL_NAMES
 
 
 def _truncated(response: LlmResponse) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from agent_runtime.agent_host.approval import ApprovalGate
 from agent_runtime.agent_host.events import EventEmitter
@@ -27,6 +28,12 @@ from contracts.compaction import CompactionState
 from contracts.enums import Capability, OsFamily
 from contracts.instructions import ProjectInstructions
 from contracts.tools import ToolDefinition, ToolScope
+
+if TYPE_CHECKING:
+    # Imported only by sessions with MCP servers (start-up time): a name for the annotation here.
+    from agent_runtime.agent_host.mcp.link import McpLink
+    from agent_runtime.agent_host.observability import SessionObservability
+    from agent_runtime.agent_host.uploads import UploadQueue
 
 __all__ = ["LoopContext"]
 
@@ -46,6 +53,14 @@ class LoopContext:
     store: CheckpointStore
     uploader: ArtifactUploader | None
     """The Workspace Service, for the ``session_history`` snapshot after each task (seed 000 §5.5)."""
+    mcp: McpLink | None = None
+    """The session's MCP servers (seed 003 §9), when it has any: their tools are taken between steps."""
+    uploads: UploadQueue | None = None
+    """The session's upload queue: the history is spooled there and sent in the background (with it,
+    ``uploader`` is not used for the history)."""
+    observability: SessionObservability | None = None
+    """The session's audit and telemetry producer: the loop hands it its policy decisions and asks it
+    whether the tenant's daily token quota still allows LLM calls."""
 
     # ------------------------------------------------------------------ the session's identity
 

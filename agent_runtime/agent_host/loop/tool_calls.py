@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -12,7 +13,14 @@ from datetime import datetime
 from types import MappingProxyType
 
 from agent_runtime.agent_host.checklist import run_session_tool
-from agent_runtime.agent_host.policy import Allowed, ApprovalRequired, Denied, PolicyExpired, ToolCallFacts
+from agent_runtime.agent_host.policy import (
+    Allowed,
+    ApprovalReason,
+    ApprovalRequired,
+    Denied,
+    PolicyExpired,
+    ToolCallFacts,
+)
 from agent_runtime.agent_host.routing import PolicyReadScope, PreparedCall, RedirectVetter
 from contracts.checklist import SESSION_TOOL_NAMES
 from contracts.enums import ApprovalDecision, Capability, TaskStatus, ToolStatus
@@ -24,6 +32,9 @@ from .context import LoopContext
 from .task import TaskRecord
 
 __all__ = ["StepResults", "run_tool_calls"]
+
+_TOOL_TARGETS = frozenset({Capability.MCP_INVOKE, Capability.BACKEND_TOOL_INVOKE})
+"""Capabilities whose calls' target is the tool's own name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +91,8 @@ async def run_tool_calls(
                 "toolName": call.tool_name,
                 "capability": prepared.capability.value if prepared.capability else None,
                 "toolCallId": call.tool_call_id,
-                "target": prepared.target,
+                # An MCP or remote tool's target is the tool itself (the grant key), which toolName says.
+                "target": prepared.target if prepared.capability not in _TOOL_TARGETS else None,
             },
             task_id=task.task_id,
             step_id=step_id,
@@ -90,9 +102,9 @@ async def run_tool_calls(
         if session_tool:
             # No capability to check (contracts.checklist), but an expired bundle stops these too.
             if ctx.enforcer.is_expired(now()):
-                expired = PolicyExpired(ctx.enforcer.bundle.expires_at)
+                expired = ctx.enforcer.lapsed()
             continue
-        if prepared.failure is not None:
+        if prepared.failure is not None and prepared.capability not in _TOOL_TARGETS:
             entry.result = prepared.failure
             continue
         assert prepared.capability is not None
@@ -103,10 +115,15 @@ async def run_tool_calls(
             approval_mode=task.approval_mode,
             allow_network=task.allow_network,
         )
+        _decided(ctx, outcome, prepared, task.task_id, step_id)
         if isinstance(outcome, PolicyExpired):
             expired = outcome
         elif isinstance(outcome, Denied):
             entry.result = _refused(call, outcome.code, outcome.reason, **ids)
+        elif prepared.failure is not None:
+            # An MCP server's or remote tool that is allowed but not there now (its server is down, or has
+            # no such tool): failed, not run, without asking anyone.
+            entry.result = prepared.failure
         else:
             entry.outcome = outcome
     if expired is not None:
@@ -147,7 +164,7 @@ async def run_tool_calls(
                 record = await ctx.approvals.request(
                     await _with_proposed_diff(ctx, entry.prepared, entry.outcome),
                     capability=entry.prepared.capability,
-                    grant_key=entry.prepared.target,
+                    grant_key=_grant_key(entry.prepared, entry.outcome),
                     task_id=task.task_id,
                     step_id=step_id,
                     saved_rules=task.saved_rules,
@@ -162,7 +179,7 @@ async def run_tool_calls(
         if ctx.enforcer.is_expired(now()):
             # §8.6 "checked before each tool call": an approval can outlast the bundle, and the
             # check of phase 1 was made before that wait.
-            expiry = PolicyExpired(ctx.enforcer.bundle.expires_at)
+            expiry = ctx.enforcer.lapsed()
             lapsed.append(expiry)
             result = _refused(call, expiry.code, expiry.reason, **ids)
             _completed(ctx, result, _ms(started))
@@ -240,6 +257,7 @@ def _redirect_vetter(
             approval_mode=task.approval_mode,
             allow_network=task.allow_network,
         )
+        _decided(ctx, outcome, hop, task.task_id, step_id, redirect=True)
         if isinstance(outcome, PolicyExpired):
             lapsed.append(outcome)
         if isinstance(outcome, PolicyExpired | Denied):
@@ -286,6 +304,48 @@ async def _with_proposed_diff(
     if not diff:
         return outcome
     return dataclasses.replace(outcome, details=outcome.details.model_copy(update={"diff": diff}))
+
+
+def _grant_key(prepared: PreparedCall, outcome: ApprovalRequired) -> str | None:
+    """What "approve for this session" covers. An MCP or remote tool's target is the tool; when the
+    bundle itself asks about that tool (seed 003 §9.4, an approval rule naming a remote tool), a session
+    approval covers only this exact call — the tool with these arguments — as it covers one exact
+    command line or path for the other capabilities."""
+    target = prepared.target
+    if (
+        target is not None
+        and prepared.capability in _TOOL_TARGETS
+        and ApprovalReason.BUNDLE_REQUIRES in outcome.reasons
+    ):
+        arguments = json.dumps(prepared.call.arguments, sort_keys=True, separators=(",", ":"), default=str)
+        return f"{target} {arguments}"
+    return target
+
+
+def _decided(
+    ctx: LoopContext,
+    outcome: Allowed | ApprovalRequired | Denied | PolicyExpired,
+    prepared: PreparedCall,
+    task_id: str,
+    step_id: str,
+    *,
+    redirect: bool = False,
+) -> None:
+    """The policy's decision for the audit log (seed 001 Phase 3); an expiry is its own event."""
+    observability = ctx.observability
+    if observability is None or isinstance(outcome, PolicyExpired) or prepared.capability is None:
+        return
+    observability.policy_decision(
+        outcome,
+        capability=prepared.capability,
+        policy_version=ctx.enforcer.bundle.version,
+        task_id=task_id,
+        step_id=step_id,
+        tool_name=prepared.call.tool_name,
+        tool_call_id=prepared.call.tool_call_id,
+        target=prepared.target,
+        redirect=redirect,
+    )
 
 
 def _ms(started: float) -> float:

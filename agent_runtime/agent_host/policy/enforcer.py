@@ -17,10 +17,25 @@ always wins. Approval combines the bundle, which is the organisation's floor, wi
   an artifact to the session's own workspace. Asking for each read would train users to approve
   without looking, which would cost the prompts that matter their weight;
 * ``never``: asks only where the two floors above require it.
+
+MCP tools (``Mcp.Invoke``, seed 003 §9.4, :mod:`contracts.mcp`): the tool must match the grant's
+``allowedToolNames``; an approval rule whose ``toolNames`` match it asks in every mode (another floor
+of the bundle); the risk is medium, high when the server does not say the tool is harmless (the MCP
+spec's defaults: a tool is destructive unless it says ``readOnlyHint`` or ``destructiveHint: false``).
+
+Remote tools (``BackendTool.Invoke``, seed 000 §7.6) follow the same rules by exact name: the grant's
+``allowedToolNames`` (when set) must list the tool, and an approval rule whose ``toolNames`` lists it
+asks in every mode.
+
+Uploads (``Workspace.Upload``, seed 001 §5: workspace, size limits): ``UploadArtifact`` reads a file,
+so its path passes the File.Read grant's path and size rules (and asks where File.Read asks) and its
+size the upload grant's ``maxFileSizeBytes``; ``check_upload`` judges the runtime's own uploads (tool
+artifacts, the session history) by the grant and its size limit alone.
 """
 
 from __future__ import annotations
 
+import copy
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,6 +62,7 @@ from agent_runtime.agent_host.policy.redaction import Redactor, RedactorError
 from contracts.approvals import ApprovalDetails
 from contracts.enums import ApprovalMode, Capability, OsFamily, RiskLevel
 from contracts.errors import ErrorCode
+from contracts.mcp import split_tool_name, tool_pattern_matches
 from contracts.policy import SUPPORTED_POLICY_SCHEMA_VERSIONS, ApprovalRule, CapabilityGrant, PolicyBundle
 from contracts.validation import invalid_request, validate_json_value
 
@@ -75,6 +91,10 @@ _DEFAULT_TITLES: Mapping[Capability, tuple[str, str]] = {
         "Use a remote tool",
         "The agent wants to call a tool run by the backend.",
     ),
+    Capability.MCP_INVOKE: (
+        "Use an MCP server's tool",
+        "The agent wants to call a tool of an MCP server, which receives the arguments shown.",
+    ),
 }
 
 _DEFAULT_RISK: Mapping[Capability, RiskLevel] = {
@@ -85,6 +105,9 @@ _DEFAULT_RISK: Mapping[Capability, RiskLevel] = {
     Capability.NETWORK_HTTP: RiskLevel.MEDIUM,
     Capability.WORKSPACE_UPLOAD: RiskLevel.LOW,
     Capability.BACKEND_TOOL_INVOKE: RiskLevel.MEDIUM,
+    # What an MCP server does with a call is the server's business: never rated low. A tool the
+    # server itself marks destructive is rated high (see _check_mcp_tool).
+    Capability.MCP_INVOKE: RiskLevel.MEDIUM,
 }
 """Tool capabilities only: ``check`` refuses LLM.Call before it looks a title or a risk level up."""
 _RISKS = (RiskLevel.LOW, RiskLevel.MEDIUM, RiskLevel.HIGH)  # in increasing order
@@ -103,6 +126,9 @@ class ToolCallFacts:
     """File tools: the size in bytes of the file at ``resolved_path`` if it exists."""
     workspace_roots: tuple[str, ...] = field(default=())
     """The session's project folders, resolved like ``resolved_path`` (writing outside → high risk)."""
+    destructive: bool = False
+    """MCP tools: the server marks the tool ``destructiveHint`` (a hint from the server, only ever used
+    to ask more, never less)."""
 
 
 class SessionBudget(Protocol):
@@ -142,6 +168,7 @@ class PolicyEnforcer:
     def __init__(self, bundle: PolicyBundle, *, os_family: OsFamily) -> None:
         self._bundle = bundle
         self._os = os_family
+        self._revoked: str | None = None
         self._windows = os_family is OsFamily.WINDOWS
         self._rules = {rule.approval_rule_id: rule for rule in bundle.approval_rules}
         self._grants = {grant.name: self._compile(grant) for grant in bundle.capabilities}
@@ -289,9 +316,25 @@ class PolicyEnforcer:
         return self._rules.get(rule_id)
 
     def is_expired(self, now: datetime) -> bool:
-        """§8.6: checked before every LLM call and every tool call."""
+        """§8.6: checked before every LLM call and every tool call. A revoked policy counts as expired."""
         _require_aware(now)
-        return self._bundle.expires_at <= now
+        return self._revoked is not None or self._bundle.expires_at <= now
+
+    @property
+    def revocation(self) -> str | None:
+        """Why the organisation revoked this enforcer's policy; None while it stands."""
+        return self._revoked
+
+    def revoked(self, reason: str) -> PolicyEnforcer:
+        """This enforcer with its policy revoked: every check from now on is :class:`PolicyExpired` with
+        ``reason`` (the session pauses until a valid bundle is in force). ``self`` is left as it is."""
+        twin = copy.copy(self)
+        twin._revoked = reason
+        return twin
+
+    def lapsed(self) -> PolicyExpired:
+        """What a check answers once :meth:`is_expired` holds: the expiry, or the revocation."""
+        return PolicyExpired(self._bundle.expires_at, revoked_reason=self._revoked)
 
     # ------------------------------------------------------------------ checks
 
@@ -300,7 +343,7 @@ class PolicyEnforcer:
     ) -> LlmCheckOutcome:
         """§8.7 and §6.5: ``LLM.Call`` granted, policy not expired, model allowed, budget not passed."""
         if self.is_expired(now):
-            return PolicyExpired(self._bundle.expires_at)
+            return self.lapsed()
         if Capability.LLM_CALL not in self._grants:
             return Denied("Capability not granted: LLM.Call")
         if not self._bundle.llm_policy.allows_model(model):
@@ -324,7 +367,7 @@ class PolicyEnforcer:
     ) -> CheckOutcome:
         """§8.2 for one tool call. ``allow_network`` is the task's ``allowNetwork`` option."""
         if self.is_expired(now):
-            return PolicyExpired(self._bundle.expires_at)
+            return self.lapsed()
         if capability is Capability.LLM_CALL:
             return Denied("LLM.Call is not a tool capability")
         entry = self._grants.get(capability)
@@ -341,12 +384,12 @@ class PolicyEnforcer:
                 if not allow_network
                 else self._check_url(entry, call, scope)
             )
+        elif capability is Capability.MCP_INVOKE:
+            denial = self._check_mcp_tool(entry, call, scope)
         elif capability is Capability.BACKEND_TOOL_INVOKE:
-            denial = (
-                Denied(f"Remote tool not allowed: {call.tool_name}")
-                if entry.tool_names is not None and call.tool_name not in entry.tool_names
-                else None
-            )
+            denial = self._check_remote_tool(entry, call, scope)
+        elif capability is Capability.WORKSPACE_UPLOAD:
+            denial = self._check_upload_call(entry, call, scope)
         else:
             denial = None
         if denial is not None:
@@ -358,7 +401,8 @@ class PolicyEnforcer:
         if approval_mode is ApprovalMode.ON_RISKY_ACTIONS and scope.risk is RiskLevel.HIGH:
             reasons.append(ApprovalReason.RISKY_ACTION)
         if approval_mode is ApprovalMode.ALWAYS and not (
-            capability is Capability.WORKSPACE_UPLOAD
+            # An upload of a file outside the project folders reads it: asked, as its ReadFile would be.
+            (capability is Capability.WORKSPACE_UPLOAD and (scope.path is None or scope.inside_workspace))
             or (capability is Capability.FILE_READ and scope.inside_workspace)
         ):
             reasons.append(ApprovalReason.ALWAYS_MODE)
@@ -476,6 +520,83 @@ class PolicyEnforcer:
                     return " ".join((call.name, *words))
         return None
 
+    def _check_mcp_tool(self, entry: _Grant, call: ToolCallFacts, scope: _Scope) -> Denied | None:
+        """Seed 003 §9.4: only allowlisted MCP tools run (the tool runtime registers no others, and this
+        check stands behind it); an approval rule listing the tool asks in every approval mode."""
+        parts = split_tool_name(call.tool_name)
+        if parts is None:
+            return Denied(f"Not an MCP tool name: {call.tool_name}")
+        patterns = entry.grant.allowed_tool_names
+        if not patterns or not any(tool_pattern_matches(pattern, call.tool_name) for pattern in patterns):
+            return Denied(f"MCP tool not allowed by the policy: {call.tool_name}")
+        scope.mcp = parts
+        if call.destructive:
+            scope.risk = RiskLevel.HIGH
+            scope.notes.append("The server marks this tool as one that may destroy or overwrite data.")
+        rule = self.mcp_approval_rule(call.tool_name)
+        if rule is not None:
+            scope.rule = rule
+            scope.reasons.append(ApprovalReason.BUNDLE_REQUIRES)
+        return None
+
+    def mcp_approval_rule(self, qualified_tool_name: str) -> ApprovalRule | None:
+        """The first approval rule whose ``toolNames`` covers this MCP tool (contracts.mcp)."""
+        for rule in self._bundle.approval_rules:
+            if any(tool_pattern_matches(pattern, qualified_tool_name) for pattern in rule.tool_names or ()):
+                return rule
+        return None
+
+    def _check_remote_tool(self, entry: _Grant, call: ToolCallFacts, scope: _Scope) -> Denied | None:
+        """Seed 000 §7.6 step 1: the tool is on the grant's allowlist (no list: every tool the Backend
+        Tool Service offers, as the service itself reads it); a rule listing it asks in every mode."""
+        if entry.tool_names is not None and call.tool_name not in entry.tool_names:
+            return Denied(f"Remote tool not allowed: {call.tool_name}")
+        scope.remote = True
+        rule = self.remote_approval_rule(call.tool_name)
+        if rule is not None:
+            scope.rule = rule
+            scope.reasons.append(ApprovalReason.BUNDLE_REQUIRES)
+        return None
+
+    def remote_approval_rule(self, tool_name: str) -> ApprovalRule | None:
+        """The first approval rule whose ``toolNames`` lists this remote tool by name."""
+        for rule in self._bundle.approval_rules:
+            if tool_name in (rule.tool_names or ()):
+                return rule
+        return None
+
+    def _check_upload_call(self, entry: _Grant, call: ToolCallFacts, scope: _Scope) -> Denied | None:
+        """UploadArtifact: the file is read as ReadFile would read it, then sent within the upload
+        grant's size limit."""
+        if call.resolved_path is None:
+            return None  # nothing read from the disk: only the grant (and its size, below) applies
+        read = self._grants.get(Capability.FILE_READ)
+        if read is None:
+            return Denied("Capability not granted: File.Read (the file to upload must be read)")
+        denial = self._check_path(read, Capability.FILE_READ, call, scope)
+        if denial is not None:
+            return denial
+        if read.grant.requires_approval:
+            scope.reasons.append(ApprovalReason.BUNDLE_REQUIRES)
+            scope.notes.append("The policy asks before the agent reads a file.")
+        limit = entry.grant.max_file_size_bytes
+        if limit is not None and call.file_size is not None and call.file_size > limit:
+            return _too_large_to_upload(call.file_size, limit, scope.path or call.tool_name)
+        return None
+
+    def check_upload(self, size_bytes: int) -> Allowed | Denied:
+        """The runtime's own uploads — tool artifacts, the session history (seed 000 §7.5, §5.5): the
+        grant and its ``maxFileSizeBytes``. Never an approval: they are the record of actions the user
+        already allowed, made between steps with nobody to ask (the model's UploadArtifact asks through
+        ``check``). Not the bundle's expiry either, which stops actions (§8.6), not the record of them."""
+        entry = self._grants.get(Capability.WORKSPACE_UPLOAD)
+        if entry is None:
+            return Denied("Capability not granted: Workspace.Upload")
+        limit = entry.grant.max_file_size_bytes
+        if limit is not None and size_bytes > limit:
+            return _too_large_to_upload(size_bytes, limit, None)
+        return Allowed(_DEFAULT_RISK[Capability.WORKSPACE_UPLOAD])
+
     def _check_url(self, entry: _Grant, call: ToolCallFacts, scope: _Scope) -> Denied | None:
         url = call.arguments.get("url")
         if not isinstance(url, str) or not url:
@@ -506,12 +627,16 @@ class PolicyEnforcer:
     ) -> ApprovalRequired:
         title, description = _DEFAULT_TITLES[capability]
         risk = scope.risk
-        if entry.rule is not None:
-            title, description = entry.rule.title, entry.rule.description or description
-            if entry.rule.risk_level is not None:  # raises the call's risk level, never lowers it
-                risk = max(risk, entry.rule.risk_level, key=_RISKS.index)
+        # A rule naming this very tool (MCP toolNames) says more than the grant's general one.
+        rule = scope.rule or entry.rule
+        if rule is not None:
+            title, description = rule.title, rule.description or description
+            if rule.risk_level is not None:  # raises the call's risk level, never lowers it
+                risk = max(risk, rule.risk_level, key=_RISKS.index)
+        mcp = scope.mcp
+        shown_arguments = mcp is not None or scope.remote
         return ApprovalRequired(
-            rule_id=entry.grant.approval_rule_id,
+            rule_id=rule.approval_rule_id if rule is not None else entry.grant.approval_rule_id,
             risk_level=risk,
             title=title,
             description=description,
@@ -523,6 +648,9 @@ class PolicyEnforcer:
                 path=scope.path,
                 url=scope.url,
                 method=scope.method,
+                mcp_server=mcp[0] if mcp else None,
+                mcp_tool=mcp[1] if mcp else None,
+                arguments=dict(call.arguments) if shown_arguments else None,
             ),
             reasons=reasons,
             notes=tuple(scope.notes),
@@ -542,11 +670,30 @@ class _Scope:
     cwd: str | None = None
     url: str | None = None
     method: str | None = None
+    mcp: tuple[str, str] | None = None
+    """An MCP tool's (server, tool)."""
+    rule: ApprovalRule | None = None
+    """The approval rule that names this very call's tool, when one does."""
+    remote: bool = False
+    """A remote tool: the user sees the arguments the Backend Tool Service would receive."""
+
+
+def _too_large_to_upload(size: int, limit: int, what: str | None) -> Denied:
+    subject = f" ({what})" if what else ""
+    return Denied(
+        f"Upload exceeds the policy's size limit of {limit:,} bytes: {size:,} bytes{subject}",
+        ErrorCode.FILE_TOO_LARGE,
+    )
 
 
 def _summary(capability: Capability, call: ToolCallFacts, scope: _Scope) -> str:
     if scope.command is not None:
         return f"Run: {scope.command}"
+    if scope.remote:
+        # Not ``details.url``: that would read as a grant of the host, and a remote tool's grant is the
+        # tool (or this exact call); the arguments are shown whole beside it.
+        url = call.arguments.get("url")
+        return f"Use remote tool: {call.tool_name}" + (f" on {url}" if isinstance(url, str) and url else "")
     if scope.url is not None:
         return f"{scope.method} {scope.url}"
     if scope.path is not None:
@@ -554,10 +701,11 @@ def _summary(capability: Capability, call: ToolCallFacts, scope: _Scope) -> str:
             Capability.FILE_READ: "Read",
             Capability.FILE_WRITE: "Write",
             Capability.FILE_DELETE: "Delete",
+            Capability.WORKSPACE_UPLOAD: "Upload",
         }
         return f"{verb.get(capability, 'Use')}: {scope.path}"
-    if capability is Capability.BACKEND_TOOL_INVOKE:
-        return f"Use remote tool: {call.tool_name}"
+    if scope.mcp is not None:
+        return f"Use {scope.mcp[1]} of the MCP server {scope.mcp[0]}"
     return f"{call.tool_name}"
 
 

@@ -71,16 +71,37 @@ class ApprovalRequired:
 
 @dataclass(frozen=True, slots=True)
 class PolicyExpired:
+    """The bundle can no longer be acted on: it expired (§8.6), or the organisation revoked the policy
+    it carries (``revoked_reason``, told by the Session Service's push) — the session pauses either way
+    until a valid bundle is in force."""
+
     expires_at: datetime
     code: ErrorCode = ErrorCode.POLICY_EXPIRED
+    revoked_reason: str | None = None
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_reason is not None
 
     @property
     def reason(self) -> str:
+        if self.revoked_reason is not None:
+            return (
+                f"The organisation's policy was revoked by an administrator ({self.revoked_reason}); the"
+                " session is paused until a valid policy is in force."
+            )
         return (
             f"The policy bundle expired at {self.expires_at.isoformat()}; resume the session to refresh it."
         )
 
     def to_error(self) -> ErrorShape:
+        if self.revoked_reason is not None:
+            return ErrorShape(
+                code=self.code,
+                message=self.reason,
+                retryable=True,
+                details={"reason": "revoked", "revocationReason": self.revoked_reason},
+            )
         return ErrorShape(
             code=self.code,
             message=self.reason,

@@ -5,6 +5,13 @@ command printing more than 10 KB) is sent to the Workspace Service and its URI a
 result's ``artifactUris``. An upload that fails — service unreachable, rejected, too slow, unreadable
 spool file — is reported through a callback and a logged warning; the tool result still goes to the
 thread, with the truncated ``outputText`` the model sees anyway.
+
+The runtime does not wait for the upload (:func:`queue_artifacts`): each artifact's content is handed
+to an :class:`ArtifactQueue` — the session's upload queue, which spools it and sends it in the
+background — and the step goes on. The result then carries no ``artifactUris``: the URI exists only
+once the service has stored the artifact, which the step no longer waits for; the artifact is found by
+its session, task and step IDs. :func:`upload_artifacts` is the waiting form, for a dispatch without a
+queue.
 """
 
 from __future__ import annotations
@@ -18,12 +25,20 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
+from contracts.enums import ArtifactType
 from contracts.errors import CoworkError
 from contracts.rest.workspaces import ArtifactUploadRequest, ArtifactUploadResponse
 from contracts.tools import ToolArtifact
 from contracts.validation import invalid_request
 
-__all__ = ["MAX_UPLOAD_BYTES", "ArtifactUploader", "UploadOutcome", "upload_artifacts"]
+__all__ = [
+    "MAX_UPLOAD_BYTES",
+    "ArtifactQueue",
+    "ArtifactUploader",
+    "UploadOutcome",
+    "queue_artifacts",
+    "upload_artifacts",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +53,26 @@ class ArtifactUploader(Protocol):
     async def upload_artifact(
         self, request: ArtifactUploadRequest, *, idempotency_key: str | None = None
     ) -> ArtifactUploadResponse: ...
+
+
+class ArtifactQueue(Protocol):
+    """Where artifacts wait to be uploaded: ``uploads.UploadQueue`` is one. ``put`` spools and returns
+    the upload's ticket (it never raises; a failure is reported by the queue itself). The runtime's
+    one description of that queue: the ``UploadArtifact`` tool, which waits for its ticket, uses it too."""
+
+    async def put(
+        self,
+        *,
+        workspace_id: str,
+        session_id: str,
+        task_id: str | None,
+        step_id: str | None,
+        artifact_type: ArtifactType,
+        artifact_name: str,
+        content_type: str,
+        content: bytes,
+        durable: bool = False,
+    ) -> asyncio.Future[str]: ...
 
 
 @dataclass
@@ -130,6 +165,50 @@ async def _upload_one(
         return f"the upload failed unexpectedly ({type(exc).__name__})"
     outcome.uris.append(response.artifact_uri)
     return None
+
+
+async def queue_artifacts(
+    queue: ArtifactQueue,
+    artifacts: Sequence[ToolArtifact],
+    context: UploadContext,
+    *,
+    max_bytes: int = MAX_UPLOAD_BYTES,
+    on_failed: Callable[[str, str], None] | None = None,
+) -> UploadOutcome:
+    """Hand each artifact's content to ``queue``; never raises except for cancellation. The outcome
+    has notes (an artifact cut to the upload limit) and the artifacts whose content could not be read,
+    but no URIs (module docstring)."""
+    outcome = UploadOutcome()
+    for artifact in artifacts:
+        name = artifact.artifact_name
+        try:
+            if artifact.text is not None:
+                content, full_size = _content(artifact, max_bytes)
+            else:
+                content, full_size = await asyncio.to_thread(_content, artifact, max_bytes)
+        except OSError as exc:
+            reason = f"its content could not be read ({exc.strerror or type(exc).__name__})"
+            outcome.failures.append((name, reason))
+            logger.warning("artifact %s of step %s was not uploaded: %s", name, context.step_id, reason)
+            if on_failed is not None:
+                on_failed(name, reason)
+            continue
+        if len(content) < full_size:
+            outcome.notes.append(
+                f"[The {name} artifact was cut to its first {len(content):,} of {full_size:,} bytes"
+                " for upload.]"
+            )
+        await queue.put(
+            workspace_id=context.workspace_id,
+            session_id=context.session_id,
+            task_id=context.task_id,
+            step_id=context.step_id,
+            artifact_type=artifact.artifact_type,
+            artifact_name=name,
+            content_type=artifact.content_type,
+            content=content,
+        )
+    return outcome
 
 
 def _content(artifact: ToolArtifact, max_bytes: int) -> tuple[bytes, int]:

@@ -37,16 +37,18 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_runtime.agent_host.policy import ToolCallFacts, UrlRejected, parse_url_host
 from agent_runtime.agent_host.routing.artifacts import (
     MAX_UPLOAD_BYTES,
+    ArtifactQueue,
     ArtifactUploader,
     UploadContext,
     UploadOutcome,
+    queue_artifacts,
     upload_artifacts,
 )
 from agent_runtime.agent_host.routing.errors import PathRejected
@@ -57,7 +59,9 @@ from agent_runtime.agent_host.routing.timeouts import DEFAULT_TIMEOUTS, ToolTime
 from contracts.edits import EditRefused, apply_edit
 from contracts.enums import TOOL_CAPABILITIES, Capability, ToolName, ToolStatus
 from contracts.errors import ErrorCode
+from contracts.mcp import McpServerStatus, split_tool_name
 from contracts.methods import PatchPreview
+from contracts.rest.tools import BackendToolName
 from contracts.tools import (
     ReadScope,
     ToolCall,
@@ -68,11 +72,16 @@ from contracts.tools import (
     ToolScope,
 )
 
+if TYPE_CHECKING:
+    from contracts.mcp_boundary import McpServers
+
 __all__ = ["PreparedCall", "RedirectVetter", "ToolDispatch"]
 
 logger = logging.getLogger(__name__)
 
 _FILE_TOOLS = frozenset({Capability.FILE_READ, Capability.FILE_WRITE, Capability.FILE_DELETE})
+_REMOTE_TOOL_NAMES = frozenset(name.value for name in BackendToolName)
+"""The Backend Tool Service's tools by name, known to be remote even when a session has none of them."""
 _CHANGES_FILES = frozenset({Capability.FILE_WRITE, Capability.FILE_DELETE})
 #: Tools that show or read the files below the path they name: its ``path`` defaults to the project
 #: folder, and each file they touch passes the policy's File.Read paths (``read_scope``).
@@ -111,8 +120,10 @@ class ToolDispatch:
 
     ``workspace_roots`` are the session's project folders (absolute; the first one resolves relative
     paths and is a command's default directory). ``uploader`` receives artifacts (None: they are
-    dropped); ``on_upload_failed(artifact_name, reason)`` hears of each upload that failed. The
-    dispatch owns the router: ``aclose`` closes it.
+    dropped); ``on_upload_failed(artifact_name, reason)`` hears of each upload that failed. With
+    ``artifact_queue`` the step does not wait for uploads: artifacts are put in the queue, which sends
+    them in the background (``uploader`` is then not used for them). The dispatch owns the router:
+    ``aclose`` closes it.
     """
 
     def __init__(
@@ -122,6 +133,7 @@ class ToolDispatch:
         workspace_roots: Sequence[str],
         uploader: ArtifactUploader | None,
         on_upload_failed: Callable[[str, str], None] | None = None,
+        artifact_queue: ArtifactQueue | None = None,
         timeouts: ToolTimeouts = DEFAULT_TIMEOUTS,
         max_upload_bytes: int = MAX_UPLOAD_BYTES,
         patches: PatchTracker | None = None,
@@ -131,13 +143,98 @@ class ToolDispatch:
         self._roots = tuple(resolve_root(root) for root in workspace_roots)
         self._uploader = uploader
         self._on_upload_failed = on_upload_failed
+        self._artifact_queue = artifact_queue
         self._timeouts = timeouts
         self._max_upload = max_upload_bytes
         self._patches = patches if patches is not None else PatchTracker(roots=self._roots)
         # A router's tools are fixed for its life (seed 003 §3 registry): looked up once, not per call.
-        self._known = tuple(
+        self._builtin = tuple(
             d.tool_name for d in router.get_available_tools() if _capability(d.tool_name) is not None
         )
+        self._known = self._builtin
+        self._mcp: McpServers | None = None
+        self._mcp_tools: frozenset[str] = frozenset()
+        self._remote: ToolRouter | None = None
+        self._remote_tools: tuple[str, ...] = ()
+        self._remote_allowed: Callable[[str], bool] = lambda _name: False
+        self._upload_tool: ToolRouter | None = None
+
+    # ------------------------------------------------------------------ MCP tools (seed 003 §9)
+
+    def attach_mcp(self, servers: McpServers) -> None:
+        """Route the MCP tools ``servers`` registered (``server/tool`` → ``Mcp.Invoke``) like built-ins."""
+        self._mcp = servers
+        self.refresh_tools()
+
+    def refresh_tools(self) -> None:
+        """Take the MCP tools as they are now: called between steps, after the MCP client refreshed."""
+        if self._mcp is None:
+            return
+        names = [
+            d.tool_name for d in self._mcp.get_available_tools() if split_tool_name(d.tool_name) is not None
+        ]
+        self._mcp_tools = frozenset(names)
+        self._update_known()
+
+    # ------------------------------------------------------------------ the host's own tools
+
+    def attach_remote(self, router: ToolRouter, *, allowed: Callable[[str], bool]) -> None:
+        """Route the Backend Tool Service's tools ``router`` offers (seed 000 §7.6) as ``BackendTool.
+        Invoke``; ``allowed(name)`` is the bundle's allowlist as it is now (read at each offer, so a
+        refreshed bundle that drops a tool stops offering it)."""
+        self._remote = router
+        self._remote_tools = tuple(d.tool_name for d in router.get_available_tools())
+        self._remote_allowed = allowed
+        self._update_known()
+
+    @property
+    def remote_attached(self) -> bool:
+        return self._remote is not None
+
+    def attach_upload_tool(self, router: ToolRouter) -> None:
+        """Route ``UploadArtifact`` (``Workspace.Upload``, handled by the host, seed 000 §7.2) to
+        ``router``: offered when uploads and reading files are both granted."""
+        self._upload_tool = router
+        self._update_known()
+
+    def _update_known(self) -> None:
+        upload = (ToolName.UPLOAD_ARTIFACT.value,) if self._upload_tool is not None else ()
+        self._known = (*self._builtin, *upload, *self._remote_tools, *sorted(self._mcp_tools))
+
+    def capability_of(self, tool_name: str) -> Capability | None:
+        """The capability a call of ``tool_name`` is checked under (§7.2); None for an unknown tool."""
+        if tool_name in self._mcp_tools:
+            return Capability.MCP_INVOKE
+        if tool_name in self._remote_tools:
+            return Capability.BACKEND_TOOL_INVOKE
+        if tool_name == ToolName.UPLOAD_ARTIFACT.value and self._upload_tool is not None:
+            return Capability.WORKSPACE_UPLOAD
+        return _capability(tool_name) if tool_name in self._builtin else None
+
+    def _mcp_unknown(self, tool_name: str) -> str | None:
+        """Why an MCP server's tool is not there, when its server is configured but has none now."""
+        parts = split_tool_name(tool_name)
+        if self._mcp is None or parts is None:
+            return None
+        state = next((state for state in self._mcp.states() if state.name == parts[0]), None)
+        if state is None:
+            return None
+        if state.state is McpServerStatus.CONNECTED:
+            return f"The MCP server {parts[0]} has no tool {parts[1]!r}."
+        why = f" ({state.last_error})" if state.last_error else ""
+        return (
+            f"The MCP server {parts[0]} has no tool {parts[1]!r} available now: it is"
+            f" {state.state.value}{why}."
+        )
+
+    def _router_for(self, capability: Capability | None) -> ToolRouter:
+        if capability is Capability.MCP_INVOKE and self._mcp is not None:
+            return self._mcp
+        if capability is Capability.BACKEND_TOOL_INVOKE and self._remote is not None:
+            return self._remote
+        if capability is Capability.WORKSPACE_UPLOAD and self._upload_tool is not None:
+            return self._upload_tool
+        return self._router
 
     @property
     def workspace_roots(self) -> tuple[str, ...]:
@@ -147,20 +244,43 @@ class ToolDispatch:
     # ------------------------------------------------------------------ what the model may call
 
     def available_tools(self, granted: Collection[Capability]) -> list[ToolDefinition]:
-        """§5.2: the router's tools whose capability is granted, in the router's order."""
-        return [
+        """§5.2: the router's tools whose capability is granted, in the router's order; UploadArtifact
+        when uploads and reads are granted; the remote tools the bundle allows, when ``BackendTool.
+        Invoke`` is granted; then the MCP tools, when ``Mcp.Invoke`` is granted."""
+        tools = [
             definition
             for definition in self._router.get_available_tools()
             if _capability(definition.tool_name) in granted
         ]
+        if self._upload_tool is not None and {Capability.WORKSPACE_UPLOAD, Capability.FILE_READ} <= set(
+            granted
+        ):
+            tools += self._upload_tool.get_available_tools()
+        if self._remote is not None and Capability.BACKEND_TOOL_INVOKE in granted:
+            tools += [d for d in self._remote.get_available_tools() if self._remote_allowed(d.tool_name)]
+        if self._mcp is not None and Capability.MCP_INVOKE in granted:
+            tools += [d for d in self._mcp.get_available_tools() if d.tool_name in self._mcp_tools]
+        return tools
 
     # ------------------------------------------------------------------ prepare (§7.3 steps 1–2)
 
     def prepare(self, call: ToolCall, *, session_id: str, task_id: str, step_id: str) -> PreparedCall:
         """Resolve ``call`` for the policy. Never raises for anything the model wrote."""
         ids = (session_id, task_id, step_id)
-        capability = _capability(call.tool_name) if call.tool_name in self._known else None
+        capability = self.capability_of(call.tool_name)
         if capability is None:
+            absent = self._mcp_unknown(call.tool_name)
+            if absent is not None:
+                # A configured server's tool that is not registered: the loop asks the policy first, so
+                # a tool the policy does not allow is refused as such (seed 003 §9.4).
+                return self._failed_early(call, Capability.MCP_INVOKE, ErrorCode.TOOL_NOT_FOUND, absent, ids)
+            if call.tool_name in _REMOTE_TOOL_NAMES:
+                # The same for the Backend Tool Service's tools: one the bundle does not allow is denied
+                # as such; one it allows is not available in this session (the service did not offer it).
+                message = f"The remote tool {call.tool_name} is not available in this session."
+                return self._failed_early(
+                    call, Capability.BACKEND_TOOL_INVOKE, ErrorCode.TOOL_NOT_FOUND, message, ids
+                )
             shown = call.tool_name if len(call.tool_name) <= 80 else call.tool_name[:77] + "..."
             message = f"Unknown tool: {shown!r}. Known tools: {', '.join(self._known) or 'none'}."
             return self._failed_early(call, None, ErrorCode.TOOL_NOT_FOUND, message, ids)
@@ -169,7 +289,14 @@ class ToolDispatch:
         resolved_path: str | None = None
         file_size: int | None = None
         try:
-            if capability in _FILE_TOOLS:
+            if capability is Capability.WORKSPACE_UPLOAD:
+                # UploadArtifact reads the file: resolved and measured as a ReadFile's would be.
+                if "path" not in arguments:
+                    raise PathRejected("arguments.path", "is required")
+                resolved_path = self._resolve(arguments["path"], "arguments.path", final=True)
+                arguments["path"] = target = resolved_path
+                file_size = _size(resolved_path, follow=True)
+            elif capability in _FILE_TOOLS:
                 searches = call.tool_name in _SEARCH_TOOLS
                 if arguments.get("path") is None and searches and self._roots:
                     arguments["path"] = self._roots[0]  # "search the project" needs no path
@@ -191,6 +318,8 @@ class ToolDispatch:
                 target = (command.strip() or None) if isinstance(command, str) else None
             elif capability is Capability.NETWORK_HTTP:
                 target = _host(arguments.get("url"))
+            elif capability in (Capability.MCP_INVOKE, Capability.BACKEND_TOOL_INVOKE):
+                target = call.tool_name
         except PathRejected as exc:
             return self._failed_early(call, capability, ErrorCode.INVALID_REQUEST, str(exc), ids)
         prepared = call.model_copy(update={"arguments": arguments})
@@ -201,6 +330,8 @@ class ToolDispatch:
             file_size=file_size,
             workspace_roots=self._roots,
         )
+        if capability is Capability.MCP_INVOKE and self._mcp is not None:
+            facts = replace(facts, destructive=self._mcp.is_destructive(call.tool_name))
         return PreparedCall(call=prepared, capability=capability, facts=facts, target=target)
 
     def _resolve(self, raw: object, field: str, *, final: bool) -> str:
@@ -274,9 +405,10 @@ class ToolDispatch:
         extra: dict[str, Any] = {}
         if read_scope is not None and call.tool_name in _SEARCH_TOOLS:
             extra["read_scope"] = read_scope
+        router = self._router_for(capability)
         try:
             async with deadline:
-                result = await self._router.execute(request, check_redirect=check_redirect, **extra)
+                result = await router.execute(request, check_redirect=check_redirect, **extra)
         except TimeoutError:
             if not deadline.expired():
                 return self._crashed(call, ids)
@@ -290,7 +422,7 @@ class ToolDispatch:
             return refusals[0]
         if result.tool_call_id is None and call.tool_call_id is not None:
             result = result.model_copy(update={"tool_call_id": call.tool_call_id})
-        return await self._with_artifacts_uploaded(result, workspace_id=workspace_id, ids=ids)
+        return await self._with_artifacts_uploaded(result, router, workspace_id=workspace_id, ids=ids)
 
     def _redirect_check(
         self,
@@ -337,7 +469,7 @@ class ToolDispatch:
         """Why the call's paths no longer resolve as the policy saw them, or None."""
         arguments = prepared.call.arguments
         checks = []
-        if prepared.capability in _FILE_TOOLS:
+        if prepared.capability in _FILE_TOOLS or prepared.capability is Capability.WORKSPACE_UPLOAD:
             checks.append(("path", prepared.capability is not Capability.FILE_DELETE))
         elif prepared.capability is Capability.SHELL_EXEC and isinstance(arguments.get("cwd"), str):
             checks.append(("cwd", True))
@@ -362,17 +494,23 @@ class ToolDispatch:
         return scope.model_copy(update={"workspace_root": self._roots[0]})
 
     async def _with_artifacts_uploaded(
-        self, result: ToolResult, *, workspace_id: str, ids: tuple[str, str, str]
+        self, result: ToolResult, router: ToolRouter, *, workspace_id: str, ids: tuple[str, str, str]
     ) -> ToolResult:
         artifacts = list(result.artifacts)
         if not artifacts:
             return result
         outcome = UploadOutcome()
+        context = UploadContext(workspace_id=workspace_id, session_id=ids[0], task_id=ids[1], step_id=ids[2])
         try:
-            if self._uploader is not None:
-                context = UploadContext(
-                    workspace_id=workspace_id, session_id=ids[0], task_id=ids[1], step_id=ids[2]
+            if self._artifact_queue is not None:
+                outcome = await queue_artifacts(
+                    self._artifact_queue,
+                    artifacts,
+                    context,
+                    max_bytes=self._max_upload,
+                    on_failed=self._on_upload_failed,
                 )
+            elif self._uploader is not None:
                 outcome = await upload_artifacts(
                     self._uploader,
                     artifacts,
@@ -384,7 +522,7 @@ class ToolDispatch:
         finally:
             # Released whatever happened, cancellation included: the spool must not fill the disk.
             try:
-                self._router.release_artifacts(artifacts)
+                router.release_artifacts(artifacts)
             except Exception:
                 logger.exception("releasing the artifacts of %s failed", result.tool_name)
         update: dict[str, Any] = {

@@ -31,7 +31,7 @@ class ToolTimeouts:
     shell_s: float = 300.0
     network_s: float = 60.0
     other_s: float = 120.0
-    """Any other tool (the seed's remote tools, Phase 3)."""
+    """Any other tool (the seed's remote tools, Phase 3; MCP servers' tools, seed 003 §9.3)."""
     grace_s: float = 15.0
     upload_s: float = 120.0
     """One artifact upload to the Workspace Service, retries included."""
@@ -45,6 +45,10 @@ class ToolTimeouts:
             return self.shell_s if capability is Capability.SHELL_EXEC else self.network_s
         if capability in _FILE:
             return self.file_s
+        if capability is Capability.MCP_INVOKE:
+            # The MCP client enforces other_s itself (and tells the server it gave up, and counts the
+            # failure against the server): the host's backstop waits grace_s longer so that one wins.
+            return self.other_s + self.grace_s
         return self.other_s
 
 

@@ -13,7 +13,14 @@ Typical use by the session::
 
 from __future__ import annotations
 
-from .client import DEFAULT_TIMEOUTS, MAX_RESPONSE_BYTES, USER_AGENT, BackendClient, BackendTimeouts
+from .client import (
+    DEFAULT_TIMEOUTS,
+    MAX_RESPONSE_BYTES,
+    REMOTE_TOOL_TIMEOUT_S,
+    USER_AGENT,
+    BackendClient,
+    BackendTimeouts,
+)
 from .config import TOKEN_VARIABLE, URL_VARIABLE, BackendConfig, is_loopback_host
 from .errors import (
     SESSION_GONE_REASONS,
@@ -29,6 +36,7 @@ __all__ = [
     "DEFAULT_TIMEOUTS",
     "MAX_RESPONSE_BYTES",
     "POLICY_KEYS_VARIABLE",
+    "REMOTE_TOOL_TIMEOUT_S",
     "SESSION_GONE_REASONS",
     "TOKEN_VARIABLE",
     "URL_VARIABLE",

@@ -1,5 +1,5 @@
-"""The runtime's client of the backend services: Session, Policy, Workspace and Approval (seed 000
-§3.2, §3.4, §7.5, §9.5, §10.4, §11 "Network").
+"""The runtime's client of the backend services: Session, Policy, Workspace, Approval, Backend Tool,
+Audit and Telemetry (seed 000 §3.2, §3.4, §7.5, §7.6, §9.5, §10.4, §11 "Network"; seed 001 §6.3).
 
 One pooled ``httpx.AsyncClient`` per session (keep-alive: a task makes several calls), bearer auth,
 ``User-Agent: cowork-agent-runtime/<version>``, timeouts of 5 s to connect and 30 s between bytes.
@@ -16,17 +16,25 @@ failure                         retried for                                     
 ==============================  ======================================================  =============
 connect error / connect timeout every call (the request never left)                      Unreachable
 429                             every call (the server refused it unprocessed)           Unreachable
+429 naming a quota              never: it frees up in minutes or hours, if ever          Rejected
 read/write timeout, broken      idempotent calls only: everything but ``POST /sessions``  Unreachable
 connection, 5xx
 4xx whose shape is retryable    idempotent calls only (409 "being changed", a race)      Rejected
 other 4xx                       never                                                    Rejected
 ==============================  ======================================================  =============
 
+A quota refusal is a 429 whose error shape names the quota in ``details.quota`` (``sessionsPerUser``,
+``tokensPerDay``, ``storageBytes``): its message says which limit and when to try again, and that is
+what the caller gets, as :class:`BackendRejected`, rather than minutes of retries ending in "unavailable".
+
 Idempotency: resume and cancel are idempotent on the backend; ``POST /approvals`` is idempotent by
-``approvalId``; artifact uploads carry an ``Idempotency-Key`` (the caller's, or one generated per
-upload and kept across its retries), so a retry returns the first upload instead of storing twice.
+``approvalId``; audit and telemetry batches by each envelope's ``eventId``; artifact uploads carry an
+``Idempotency-Key`` (the caller's, or one generated per upload and kept across its retries), so a retry
+returns the first upload instead of storing twice.
 ``POST /sessions`` is not: a second attempt after the first may have arrived could create a second
-session, so it is retried only when the request provably never got there.
+session, so it is retried only when the request provably never got there. Nor is a backend tool's
+invocation (a remote tool may have effects), which also waits longer for its answer: the service runs a
+tool for up to 120 s (§7.4), so the read timeout of that call is :data:`REMOTE_TOOL_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ import random as random_module
 import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, TypeVar
@@ -53,7 +61,9 @@ from contracts._base import WireModel
 from contracts.approvals import ApprovalDecisionRecord
 from contracts.errors import ErrorCode, ErrorShape
 from contracts.rest.approvals import ApprovalResource
+from contracts.rest.observability import AuditReceipts, TelemetryReceipt
 from contracts.rest.policies import PolicyKeySet
+from contracts.rest.push import SessionPushStatus
 from contracts.rest.sessions import (
     CancelSessionRequest,
     CreateSessionRequest,
@@ -62,13 +72,22 @@ from contracts.rest.sessions import (
     ResumeSessionResponse,
     SessionResource,
 )
+from contracts.rest.tools import BackendToolList, InvokeToolRequest
 from contracts.rest.workspaces import ArtifactUploadRequest, ArtifactUploadResponse
+from contracts.tools import ToolDefinition, ToolResult
 
 from .config import BackendConfig
 from .errors import BackendError, BackendRejected, BackendUnreachable, SessionGone
 from .keys import keys_from_list
 
-__all__ = ["DEFAULT_TIMEOUTS", "MAX_RESPONSE_BYTES", "USER_AGENT", "BackendClient", "BackendTimeouts"]
+__all__ = [
+    "DEFAULT_TIMEOUTS",
+    "MAX_RESPONSE_BYTES",
+    "REMOTE_TOOL_TIMEOUT_S",
+    "USER_AGENT",
+    "BackendClient",
+    "BackendTimeouts",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +107,10 @@ USER_AGENT: Final = f"cowork-agent-runtime/{_version()}"
 MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
 """No answer of these routes comes near this (a policy bundle is a few KiB); a larger one is refused
 rather than held in memory."""
+
+REMOTE_TOOL_TIMEOUT_S: Final = 130.0
+"""How long ``invoke_backend_tool`` waits for an answer: the service's 120 s budget (seed 000 §7.4),
+which it enforces itself and answers as a failed ToolResult, plus room for the round trip."""
 
 _MAX_MESSAGE_CHARS: Final = 500
 _PATH_ID: Final = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}")
@@ -129,6 +152,8 @@ class _Call:
     idempotent: bool = True
     unreachable_code: ErrorCode | None = None
     """The code of the final BackendUnreachable when not the backend's own (uploads: §11)."""
+    read_timeout_s: float | None = None
+    """The longest wait for the answer when not the client's ``read_s`` (a backend tool runs longer)."""
 
 
 class _AttemptFailed(Exception):
@@ -262,6 +287,16 @@ class BackendClient:
             _Call("Session Service", "GET", path, "GET /sessions/{sessionId}"), SessionResource
         )
 
+    async def session_push_status(self, session_id: str) -> SessionPushStatus:
+        """``GET /sessions/{id}/policy-status``: a changed or revoked policy, an administrator's stop —
+        what the server push says, for a runtime that cannot keep its WebSocket open
+        (:mod:`.push`)."""
+        path = f"/sessions/{_segment(session_id, 'sessionId')}/policy-status"
+        return await self._json(
+            _Call("Session Service", "GET", path, "GET /sessions/{sessionId}/policy-status"),
+            SessionPushStatus,
+        )
+
     # -------------------------------------------------------------------------------- Policy Service
 
     async def policy_keys(self) -> dict[str, Ed25519PublicKey]:
@@ -315,6 +350,69 @@ class BackendClient:
             ApprovalResource,
         )
 
+    # ------------------------------------------------------------------ Audit and Telemetry Services
+
+    async def record_audit_events(self, encoded: Sequence[bytes]) -> AuditReceipts:
+        """``POST /audit/events`` with 1-500 §6.3 envelopes, each already encoded as a JSON object
+        (the event spool holds them so). Idempotent by ``eventId``, so retried like a read."""
+        return await self._json(
+            _Call("Audit Service", "POST", "/audit/events", "POST /audit/events", body=_array(encoded)),
+            AuditReceipts,
+        )
+
+    async def record_telemetry_events(self, encoded: Sequence[bytes]) -> TelemetryReceipt:
+        """``POST /telemetry/events``, as :meth:`record_audit_events`; the receipt may say the tenant's
+        ``tokensPerDay`` is used up (``quotaExceeded``)."""
+        return await self._json(
+            _Call(
+                "Telemetry Service",
+                "POST",
+                "/telemetry/events",
+                "POST /telemetry/events",
+                body=_array(encoded),
+            ),
+            TelemetryReceipt,
+        )
+
+    # -------------------------------------------------------------------------- Backend Tool Service
+
+    async def list_backend_tools(self) -> list[ToolDefinition]:
+        """``GET /tools`` (seed 000 §7.6): the remote tools this tenant's policy allows (the bundle's
+        ``BackendTool.Invoke`` ``allowedToolNames``), as the LLM is to be shown them."""
+        listing = await self._json(
+            _Call("Backend Tool Service", "GET", "/tools", "GET /tools"), BackendToolList
+        )
+        return listing.tools
+
+    async def invoke_backend_tool(
+        self, tool_name: str, request: InvokeToolRequest, *, timeout_s: float = REMOTE_TOOL_TIMEOUT_S
+    ) -> ToolResult:
+        """``POST /tools/{toolName}/invoke`` (seed 000 §7.6): a standard :class:`ToolResult`, to be handled
+        like a local tool's — ``failed`` (``TOOL_EXECUTION_TIMEOUT`` past the service's 120 s budget)
+        is an answer, not an error. Refusals are :class:`BackendRejected`: 400 ``INVALID_REQUEST``
+        (arguments), 403 ``CAPABILITY_DENIED`` (not allowed), 404 ``TOOL_NOT_FOUND`` or
+        ``SESSION_NOT_FOUND``. Sent again only if the first attempt provably never arrived.
+
+        A result for another call, or with an artifact naming a local file (``dataPath``: the backend
+        has no files here; its artifacts carry ``text``), is refused as an unexpected answer."""
+        route = "POST /tools/{toolName}/invoke"
+        call = _Call(
+            "Backend Tool Service",
+            "POST",
+            f"/tools/{_segment(tool_name, 'toolName')}/invoke",
+            route,
+            body=_body(request),
+            idempotent=False,
+            read_timeout_s=timeout_s,
+        )
+        result = await self._json(call, ToolResult)
+        ids = (result.tool_name, result.session_id, result.task_id, result.step_id)
+        if ids != (tool_name, request.session_id, request.task_id, request.step_id):
+            raise _unexpected(call, 200, "the result is for another tool call")
+        if any(artifact.data_path is not None for artifact in result.artifacts):
+            raise _unexpected(call, 200, "an artifact names a local file")
+        return result
+
     # ------------------------------------------------------------------------------------- machinery
 
     async def _json(self, call: _Call, model: type[M]) -> M:
@@ -351,7 +449,14 @@ class BackendClient:
         headers = dict(call.headers or {})
         if call.body is not None:
             headers["content-type"] = "application/json"
-        request = self._http.build_request(call.method, call.path, content=call.body, headers=headers)
+        timeout = self._http.timeout
+        if call.read_timeout_s is not None:
+            timeout = httpx.Timeout(
+                connect=timeout.connect, read=call.read_timeout_s, write=timeout.write, pool=timeout.pool
+            )
+        request = self._http.build_request(
+            call.method, call.path, content=call.body, headers=headers, timeout=timeout
+        )
         try:
             response = await self._http.send(request, stream=True)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
@@ -376,6 +481,8 @@ class BackendClient:
         retry_after = (
             parse_retry_after(response.headers, self._clock) if status in _RETRY_AFTER_STATUSES else None
         )
+        if status == 429 and isinstance(shape.details.get("quota"), str):
+            raise self._rejected(shape, status)
         if status in _TRANSIENT_STATUSES or status > 500:
             # A 429 is refused before any work is done, so even POST /sessions may send it again.
             raise _AttemptFailed(
@@ -471,6 +578,10 @@ class BackendClient:
 
 def _body(model: WireModel) -> bytes:
     return model.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
+
+
+def _array(encoded: Sequence[bytes]) -> bytes:
+    return b"[" + b",".join(encoded) + b"]"
 
 
 def _segment(value: str, field: str) -> str:

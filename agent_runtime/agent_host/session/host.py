@@ -14,11 +14,18 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from agent_runtime.agent_host.approval import ApprovalGate
+from agent_runtime.agent_host.backend_tools import (
+    BackendToolRouter,
+    discover_backend_tools,
+    remote_tool_allowed,
+)
 from agent_runtime.agent_host.checklist import SESSION_TOOL_DEFINITIONS
 from agent_runtime.agent_host.events import EventEmitter, Notify
 from agent_runtime.agent_host.llm import GatewayConfig, LlmClient, RetrySettings
+from agent_runtime.agent_host.llm.config import KEEP_ALIVE_S
 from agent_runtime.agent_host.loop import AgentLoop, LoopContext, TaskRecord
 from agent_runtime.agent_host.policy import PolicyEnforcer
 from agent_runtime.agent_host.policy.saved_rules import SavedRules
@@ -30,6 +37,7 @@ from agent_runtime.agent_host.services import (
     keys_from_environment,
     verify_policy_bundle,
 )
+from agent_runtime.agent_host.services.push import PushChannel, PushSettings
 from agent_runtime.agent_host.session.rpc import Dispatcher, InvalidParams, StateConflict, in_own_task
 from agent_runtime.agent_host.session_runtime.persist import save_snapshot
 from agent_runtime.agent_host.session_runtime.restore import RestorePoint, find_restore_point
@@ -41,6 +49,7 @@ from agent_runtime.agent_host.state import (
     checkpoints_dir,
     event_log_path,
     safe_session_id,
+    uploads_dir,
 )
 from agent_runtime.agent_host.thread import (
     ConversationThread,
@@ -49,8 +58,12 @@ from agent_runtime.agent_host.thread import (
     TokenBudget,
     utc_now,
 )
+from agent_runtime.agent_host.uploads import PolicyAdmission, UploadQueue, UploadSpool
+from agent_runtime.agent_host.uploads.artifact_tool import UploadArtifactTool
+from contracts.checklist import SESSION_TOOL_NAMES
 from contracts.enums import (
     ApprovalMode,
+    Capability,
     CheckpointTaskStatus,
     CompatibilityStatus,
     OsFamily,
@@ -63,12 +76,16 @@ from contracts.events import EventType
 from contracts.instructions import ProjectInstructions
 from contracts.messages import SessionHistory
 from contracts.methods import (
+    AnswerElicitationParams,
+    AnswerElicitationResult,
     ApproveActionParams,
     ApproveActionResult,
     CancelTaskParams,
     CancelTaskResult,
     CreateSessionParams,
     CreateSessionResult,
+    GetMcpServersParams,
+    GetMcpServersResult,
     GetPatchPreviewParams,
     GetSessionStateParams,
     PatchPreview,
@@ -90,9 +107,16 @@ from contracts.rest.sessions import (
 )
 from contracts.session_runtime import SessionRuntimeSnapshot, SnapshotTask
 
+from .backend_access import backend_variables
+from .governance import PolicyPush
 from .instructions import load_project_instructions, user_config_dir
 from .machine import TERMINAL_SESSION, TERMINAL_TASK, SessionMachine
+from .observing import start_observing
 from .settings import RuntimeSettings
+
+if TYPE_CHECKING:
+    from agent_runtime.agent_host.mcp.link import McpLink
+    from contracts.mcp_boundary import McpServersFactory
 
 __all__ = ["INTERRUPTED", "RouterFactory", "SessionHost"]
 
@@ -127,9 +151,15 @@ class SessionHost:
         environ: Mapping[str, str] | None = None,
         clock: Callable[[], datetime] = utc_now,
         exit_requested: asyncio.Event | None = None,
+        mcp_factory: McpServersFactory | None = None,
+        startup_ms: float | None = None,
     ) -> None:
+        """``mcp_factory`` builds the tool runtime's MCP client for a session that has MCP servers
+        configured (seed 003 §9); without one, such servers are left unused (and a warning logged).
+        ``startup_ms``: how long the program took to get here, reported once (telemetry)."""
         self._environ = dict(os.environ if environ is None else environ)
         self._router_factory = router_factory
+        self._mcp_factory = mcp_factory
         self._os_family = os_family
         self._clock = clock
         self._settings = RuntimeSettings.from_environment(self._environ)
@@ -142,8 +172,15 @@ class SessionHost:
         self._task: TaskRecord | None = None
         self._task_ids: set[str] = set()
         self._runner: asyncio.Task[None] | None = None
+        self._push: PushChannel | None = None
+        """The Session Service's push to this session: policy changes and revocations, admin stop."""
+        self._startup_ms = startup_ms
+        self._flags: dict[str, bool] = {}
+        """The session's ``featureFlags`` as the Session Service last gave them (contracts.observability)."""
         self._started_at = clock()
-        self._tokenizer = TiktokenTokenizer()
+        # On demand: a session counts with estimates until exact counts could matter (a long thread),
+        # so a short task never waits for the encoding nor holds its 30–45 MB (thread/tokens.py).
+        self._tokenizer = TiktokenTokenizer(on_demand=True)
         self.exit_requested = exit_requested or asyncio.Event()
         """Set when ``Shutdown`` has done its work, or the session failed: the program then closes the
         connection and exits."""
@@ -162,16 +199,14 @@ class SessionHost:
         dispatcher.add("GetPatchPreview", self.get_patch_preview, GetPatchPreviewParams)
         dispatcher.add("ApproveAction", self.approve_action, ApproveActionParams)
         dispatcher.add("Shutdown", in_own_task(self.shutdown), ShutdownParams)
+        dispatcher.add("AnswerElicitation", self.answer_elicitation, AnswerElicitationParams)
+        dispatcher.add("GetMcpServers", self.get_mcp_servers, GetMcpServersParams)
 
     def attach(self, notify: Notify | None) -> None:
         """Where ``SessionEvent`` notifications go (the desktop's connection)."""
         self._notify = notify
         if self._ctx is not None:
             self._ctx.emitter.attach(notify)
-
-    def start_background_work(self) -> None:
-        """Work kept off the path to "ready": the tokenizer loads while the desktop sends CreateSession."""
-        self._tokenizer.start_loading()
 
     @property
     def store(self) -> CheckpointStore:
@@ -208,6 +243,7 @@ class SessionHost:
             assert response.workspace_id is not None
             assert response.policy_bundle is not None
             session_id, workspace_id = response.session_id, response.workspace_id
+            self._flags = dict(response.feature_flags)
             # Read once, here: the session keeps them (and its checkpoint), so its prompt stays the same.
             instructions = await asyncio.to_thread(load_project_instructions, paths, user_config_dir())
             try:
@@ -234,6 +270,8 @@ class SessionHost:
             except CoworkError as exc:
                 await self._end_remote(session_id, SessionStatus.SESSION_FAILED, exc.shape.message)
                 raise
+            self._observe(ctx, "created")
+            await self._attach_backend_tools(ctx)
             # Steps 8–12.
             ctx.machine.to_session(SessionStatus.SESSION_RUNNING)
             ctx.started_at = self._clock()
@@ -480,6 +518,8 @@ class SessionHost:
             # What the session read when it was created, not the files as they are now: the same prompt.
             instructions=snapshot.project_instructions or ProjectInstructions(),
         )
+        self._observe(ctx, "recovered")
+        await self._attach_backend_tools(ctx)
         # Every bucket as it was: prompt cache, usage, compaction, checklist, loop and tool counters…
         ctx.runtime.take_buckets(snapshot)
         ctx.runtime.legacy_restore = point.source if point.legacy else None
@@ -644,6 +684,7 @@ class SessionHost:
             session_status=ctx.machine.session,
             resumed_from_step_id=task.step_cursor if task else None,
             task=self._task_state(ctx),
+            feature_flags=self._flags,
         )
 
     async def _refresh(
@@ -664,11 +705,20 @@ class SessionHost:
                 # §3.3 "RUNNING → FAILED (e.g. resume fails)": the session cannot go on in this process.
                 await self._fail_session(self._ctx, "resume_refused", exc.shape)
             raise
+        self._flags = dict(response.feature_flags)
         return response.policy_bundle
 
     async def _apply_bundle(self, ctx: LoopContext, bundle: PolicyBundle) -> None:
         """§3.3 PAUSED → RUNNING: re-initialise the enforcer (and what depends on the bundle)."""
-        enforcer = await self._enforcer(bundle, ctx.session_id)
+        self._use_enforcer(ctx, await self._enforcer(bundle, ctx.session_id))
+        await self._attach_backend_tools(ctx)  # a refreshed bundle may grant them for the first time
+        if ctx.observability is not None:
+            ctx.observability.set_flags(self._flags)
+            ctx.observability.policy_loaded(ctx.enforcer.bundle, "refreshed", self._flags)
+
+    def _use_enforcer(self, ctx: LoopContext, enforcer: PolicyEnforcer) -> None:
+        """A verified bundle's enforcer in force, with the model, budget and tools it allows; never
+        during a step (a resume, or a step boundary for a pushed bundle)."""
         model = enforcer.bundle.llm_policy.choose_model(ctx.llm.config.model)
         if model is None:
             raise CoworkError(
@@ -676,6 +726,25 @@ class SessionHost:
             )
         ctx.enforcer, ctx.model = enforcer, model
         ctx.thread.budget = ctx.thread.budget.with_limit(enforcer.bundle.llm_policy.max_session_tokens)
+        self._set_tools(ctx)
+
+    async def _attach_backend_tools(self, ctx: LoopContext) -> None:
+        """Seed 000 §7.6: the Backend Tool Service's tools the bundle allows, routed like local ones
+        from the next render on. Asked once the bundle grants ``BackendTool.Invoke``; a service that
+        cannot answer leaves the session without them (asked again with a refreshed bundle)."""
+        if ctx.dispatch.remote_attached or ctx.enforcer.grant(Capability.BACKEND_TOOL_INVOKE) is None:
+            return
+        backend = self._backend_client()
+        taken = {tool.tool_name for tool in ctx.dispatch.available_tools(frozenset(Capability))}
+        found = await discover_backend_tools(backend, ctx.enforcer, reserved=taken | SESSION_TOOL_NAMES)
+        if found.problem is not None:
+            logger.warning("No remote tools in session %s: %s", ctx.session_id, found.problem)
+        if not found.tools:
+            return
+        ctx.dispatch.attach_remote(
+            BackendToolRouter(backend, found.tools),
+            allowed=lambda name: remote_tool_allowed(ctx.enforcer, name),
+        )
         self._set_tools(ctx)
 
     # ------------------------------------------------------------------ reading
@@ -710,6 +779,23 @@ class SessionHost:
         ctx = self._require(params.session_id)
         return ctx.approvals.decide(params)
 
+    # ------------------------------------------------------------------ MCP servers (seed 003 §9)
+
+    async def answer_elicitation(self, params: AnswerElicitationParams) -> AnswerElicitationResult:
+        ctx = self._require(params.session_id)
+        if ctx.mcp is None:
+            return AnswerElicitationResult(accepted=False)
+        from agent_runtime.agent_host.mcp.elicitation import ElicitationContentInvalid
+
+        try:
+            return ctx.mcp.answer(params)
+        except ElicitationContentInvalid as exc:
+            raise InvalidParams("content", str(exc)) from None
+
+    async def get_mcp_servers(self, params: GetMcpServersParams) -> GetMcpServersResult:
+        ctx = self._require(params.session_id)
+        return GetMcpServersResult(servers=ctx.mcp.states() if ctx.mcp is not None else [])
+
     # ------------------------------------------------------------------ Shutdown (§3.4)
 
     async def shutdown(self, params: ShutdownParams) -> ShutdownResult:
@@ -725,11 +811,14 @@ class SessionHost:
             self.exit_requested.set()
             return ShutdownResult(session_status=ctx.machine.session)
 
-    async def _teardown(self, ctx: LoopContext, reason: str | None) -> None:
+    async def _teardown(self, ctx: LoopContext, reason: str | None, *, cancelled: bool = False) -> None:
+        """§3.4; ``cancelled``: the session ends SESSION_CANCELLED whatever its task was doing (an
+        administrator stopped it)."""
         loop, task = self._loop, self._task
         assert loop is not None
         # §3.3 "PAUSED → CANCELLED: user cancels": a paused session never reached a clean end.
-        cancelled = ctx.machine.session is SessionStatus.SESSION_PAUSED
+        cancelled = cancelled or ctx.machine.session is SessionStatus.SESSION_PAUSED
+        loop.ending_session = True
         # Steps 1–2: cancel cooperatively and let the current step finish.
         if self._running() and self._runner is not None:
             loop.request_cancel()
@@ -739,7 +828,9 @@ class SessionHost:
             await loop.finish_suspended(task)  # paused with a task: PAUSED → CANCELLED
             cancelled = True
         elif task is not None:
-            await loop.upload_history(task)  # step 3
+            # Step 3, spooled: the exit does not wait on the network; what is not sent yet is sent by the
+            # next runtime (it normally went when the task ended: an unchanged history is not sent again).
+            await loop.upload_history(task, wait=False)
         final = SessionStatus.SESSION_CANCELLED if cancelled else SessionStatus.SESSION_COMPLETED
         ctx.machine.to_session(final)
         # Step 4.
@@ -770,13 +861,14 @@ class SessionHost:
             return
         loop, task = self._loop, self._task
         assert loop is not None
+        loop.ending_session = True
         if self._running() and self._runner is not None and self._runner is not asyncio.current_task():
             loop.request_cancel()
             await asyncio.shield(self._runner)
         if task is not None and task.status is CheckpointTaskStatus.RUNNING:
             await loop.fail_suspended(task, "session_failed", error)  # uploads the history
         elif task is not None:
-            await loop.upload_history(task)
+            await loop.upload_history(task, wait=False)
         ctx.machine.to_session(SessionStatus.SESSION_FAILED)
         ctx.emitter.emit(EventType.SESSION_FAILED, {"reason": reason, "error": error.to_wire()})
         await self._end_remote(ctx.session_id, SessionStatus.SESSION_FAILED, error.message)
@@ -786,6 +878,8 @@ class SessionHost:
 
     async def aclose(self) -> None:
         """Stop everything this host started; the checkpoint stays unless a shutdown removed it."""
+        if self._push is not None:
+            await self._push.aclose()
         if self._runner is not None and not self._runner.done():
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -793,8 +887,18 @@ class SessionHost:
         ctx = self._ctx
         if ctx is not None:
             await ctx.approvals.aclose()
+            if ctx.mcp is not None:
+                # Seed 003 §9.2 step 5: every MCP session closed (DELETE), local servers stopped.
+                await ctx.mcp.aclose()
             await ctx.dispatch.aclose()
+            await ctx.llm.aclose()
+            if ctx.uploads is not None:
+                await ctx.uploads.aclose()  # what is not sent yet stays spooled for the next runtime
             await ctx.emitter.aclose()
+            if ctx.observability is not None:
+                # After the last event, before the client closes: sent if it can be within a second,
+                # else left spooled for the next runtime.
+                await ctx.observability.aclose()
         if self._backend is not None:
             await self._backend.aclose()
             self._backend = None
@@ -853,11 +957,11 @@ class SessionHost:
 
     def _backend_client(self) -> BackendClient:
         if self._backend is None:
-            self._backend = BackendClient(BackendConfig.from_environment(self._environ))
+            self._backend = BackendClient(BackendConfig.from_environment(backend_variables(self._environ)))
         return self._backend
 
     async def _enforcer(self, bundle: PolicyBundle, session_id: str) -> PolicyEnforcer:
-        keys = keys_from_environment(self._environ)
+        keys = keys_from_environment(backend_variables(self._environ))
         if keys is None:
             keys = await self._backend_client().policy_keys()
         verify_policy_bundle(bundle, keys)
@@ -900,12 +1004,23 @@ class SessionHost:
         def upload_failed(name: str, reason: str) -> None:
             emitter.emit(EventType.ARTIFACT_UPLOAD_FAILED, {"artifactName": name, "reason": reason})
 
+        # Artifacts and histories are spooled and sent in the background, never on a step's path; each
+        # passes the bundle in force first (Workspace.Upload and its size limit, uploads/admission.py).
+        uploads = UploadQueue(
+            UploadSpool(uploads_dir(self._settings.data_dir)),
+            backend,
+            origin=backend.config.url,
+            on_failed=upload_failed,
+            admit=PolicyAdmission(lambda: ctx.enforcer, emitter.emit),
+        )
         dispatch = ToolDispatch(
             self._router_factory(paths),
             workspace_roots=paths,
             uploader=backend,
             on_upload_failed=upload_failed,
+            artifact_queue=uploads,
         )
+        dispatch.attach_upload_tool(UploadArtifactTool(uploads, workspace_id=workspace_id))
         if thread is None:
             thread = ConversationThread(
                 session_id, self._tokenizer, budget=TokenBudget(policy.max_session_tokens)
@@ -920,14 +1035,22 @@ class SessionHost:
             transcript=Transcript(thread),
             instructions=instructions,
             availability=ToolAvailability(
-                dispatch.available_tools, SESSION_TOOL_DEFINITIONS, thread.count_tokens
+                dispatch.available_tools,
+                SESSION_TOOL_DEFINITIONS,
+                thread.count_tokens,
+                capability_of=dispatch.capability_of,
             ),
         )
         ctx = LoopContext(
             runtime=runtime,
             os_family=self._os_family,
             enforcer=enforcer,
-            llm=LlmClient(gateway, retry=RetrySettings(base_s=self._settings.llm_retry_base_s)),
+            # One connection kept between calls (docs/decisions/0001-llm-connection-reuse.md).
+            llm=LlmClient(
+                gateway,
+                retry=RetrySettings(base_s=self._settings.llm_retry_base_s),
+                keep_alive_s=KEEP_ALIVE_S,
+            ),
             model=model,
             dispatch=dispatch,
             approvals=ApprovalGate(
@@ -940,10 +1063,69 @@ class SessionHost:
             emitter=emitter,
             store=self._store,
             uploader=backend,
+            uploads=uploads,
         )
         runtime.permissions.decisions = lambda: ctx.approvals.records
+        if runtime.availability is not None:
+            # Counted exactly from then on: the tool prompt's counts too, at its next render.
+            thread.on_exact_counts = runtime.availability.invalidate
+        uploads.start()  # and what earlier runtimes left in the spool for this backend
+        ctx.mcp = self._mcp_link(ctx)
         self._set_tools(ctx)
         return ctx
+
+    def _mcp_link(self, ctx: LoopContext) -> McpLink | None:
+        """The session's MCP servers (seed 003 §9), when the bundle or the project names any. Nothing of
+        MCP is imported otherwise: the runtime's start-up pays for it only when it is used."""
+        from agent_runtime.agent_host.mcp.configured import mcp_configured
+
+        bundle = ctx.enforcer.bundle
+        if not mcp_configured(bundle, ctx.workspace_paths):
+            return None
+        if self._mcp_factory is None:
+            logger.warning("MCP servers are configured but this runtime was built without an MCP client")
+            return None
+        from agent_runtime.agent_host.mcp.elicitation import ElicitationBroker
+        from agent_runtime.agent_host.mcp.link import McpLink
+        from agent_runtime.agent_host.mcp.local_servers import local_command_check
+        from contracts.enums import Capability
+        from contracts.mcp_boundary import McpHooks, McpSetup
+
+        settings = self._settings
+        broker = ElicitationBroker(
+            session_id=ctx.session_id, emit=ctx.emitter.emit, timeout_s=settings.mcp_elicitation_timeout_s
+        )
+        grant = bundle.grant(Capability.MCP_INVOKE)
+        setup = McpSetup(
+            session_id=ctx.session_id,
+            servers=tuple(bundle.mcp_servers),
+            allowed_tool_names=tuple(grant.allowed_tool_names or ()) if grant is not None else (),
+            allow_local_servers=bundle.allow_local_mcp_servers,
+            workspace_paths=ctx.workspace_paths,
+            environ=self._environ,
+            hooks=McpHooks(
+                emit=ctx.emitter.emit,
+                elicit=broker.ask,
+                check_local_command=local_command_check(
+                    lambda: ctx.enforcer, now=self._clock, workspace_roots=ctx.dispatch.workspace_roots
+                ),
+            ),
+            extra={"backoff_s": settings.mcp_backoff_s},
+        )
+        link = McpLink(
+            self._mcp_factory(setup), broker, dispatch=ctx.dispatch, start_wait_s=settings.mcp_start_wait_s
+        )
+        ctx.llm.tool_names = link.servers
+
+        def tools_changed() -> None:
+            assert ctx.runtime.availability is not None
+            # The same names may now stand for new descriptions or schemas: render afresh.
+            ctx.runtime.availability.invalidate()
+            task = self._task
+            self._set_tools(ctx, task if task is not None and self._running() else None)
+
+        link.on_tools_changed = tools_changed
+        return link
 
     def _set_tools(self, ctx: LoopContext, task: TaskRecord | None = None) -> None:
         """§5.2: the tools ``task`` may use and the prompt that describes them, through the session
@@ -964,9 +1146,34 @@ class SessionHost:
             )
         )
 
+    def _observe(self, ctx: LoopContext, source: str) -> None:
+        """The session's audit and telemetry producer (seed 001 §6.3), as its featureFlags say."""
+        start_observing(
+            ctx,
+            backend=self._backend_client(),
+            data_dir=self._settings.data_dir,
+            feature_flags=self._flags,
+            source=source,
+            clock=self._clock,
+            startup_ms=self._startup_ms,
+            flush_after_s=self._settings.events_flush_s,
+        )
+        self._startup_ms = None  # once per process
+
     def _install(self, ctx: LoopContext) -> None:
         self._ctx = ctx
         self._loop = AgentLoop(ctx, clock=self._clock)
+        if ctx.mcp is not None:
+            ctx.mcp.start()
+        backend = self._backend_client()
+        self._push = PushChannel(
+            backend.config,
+            backend,
+            ctx.session_id,
+            PolicyPush(self).deliver,
+            settings=PushSettings.from_environment(self._environ),
+        )
+        self._push.start()
 
     def _checkpoint(self, *, snapshot_event: bool = False) -> None:
         """The session runtime's snapshot to the checkpoint (and, with ``snapshot_event``, to the event

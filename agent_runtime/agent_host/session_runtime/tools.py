@@ -22,6 +22,7 @@ from datetime import date
 
 from agent_runtime.agent_host.thread import build_system_prompt
 from contracts.enums import TOOL_CAPABILITIES, Capability, OsFamily, ToolName
+from contracts.mcp import split_tool_name
 from contracts.tools import ToolDefinition
 
 __all__ = ["RenderContext", "RenderedTools", "ToolAvailability", "visible_tools"]
@@ -60,17 +61,27 @@ def _capability(tool_name: str) -> Capability | None:
     try:
         return TOOL_CAPABILITIES[ToolName(tool_name)]
     except ValueError:
-        return None
+        # An MCP server's tool, "server/tool" (seed 003 §9.2): the tool runtime registered only those
+        # the bundle allowlists.
+        return Capability.MCP_INVOKE if split_tool_name(tool_name) is not None else None
+
+
+CapabilityOf = Callable[[str], Capability | None]
+"""A tool name's capability as the session routes it (``ToolDispatch.capability_of``): remote tools'
+names are known only to the session that discovered them."""
 
 
 def visible_tools(
-    catalogue: Sequence[ToolDefinition], session_tools: Sequence[ToolDefinition], context: RenderContext
+    catalogue: Sequence[ToolDefinition],
+    session_tools: Sequence[ToolDefinition],
+    context: RenderContext,
+    capability_of: CapabilityOf = _capability,
 ) -> list[ToolDefinition]:
     """Steps 1–2: the catalogue through the restriction, allowlist and mode filters, in order."""
     usable = set(context.granted)
     if not context.allow_network:
         usable.discard(Capability.NETWORK_HTTP)
-    visible = [tool for tool in catalogue if _capability(tool.tool_name) in usable]
+    visible = [tool for tool in catalogue if capability_of(tool.tool_name) in usable]
     if context.executing:
         visible += session_tools
     return visible
@@ -84,8 +95,10 @@ class ToolAvailability:
         catalogue: Callable[[Collection[Capability]], list[ToolDefinition]],
         session_tools: Sequence[ToolDefinition],
         count_tokens: Callable[[str], int],
+        capability_of: CapabilityOf = _capability,
     ) -> None:
         self._catalogue = catalogue
+        self._capability_of = capability_of
         self._session_tools = list(session_tools)
         self._count_tokens = count_tokens
         self._cache: dict[tuple[tuple[str, ...], RenderContext], RenderedTools] = {}
@@ -93,7 +106,9 @@ class ToolAvailability:
         """Prompts actually built (not served from the cache): for tests and diagnostics."""
 
     def render(self, context: RenderContext) -> RenderedTools:
-        tools = visible_tools(self._catalogue(frozenset(Capability)), self._session_tools, context)
+        tools = visible_tools(
+            self._catalogue(frozenset(Capability)), self._session_tools, context, self._capability_of
+        )
         names = tuple(tool.tool_name for tool in tools)
         cached = self._cache.get((names, context))
         if cached is not None:

@@ -12,8 +12,10 @@ from agent_runtime.agent_host.state.location import (
     MAX_SESSION_ID_LENGTH,
     checkpoints_dir,
     event_log_path,
+    events_dir,
     runtime_data_dir,
     safe_session_id,
+    uploads_dir,
 )
 from agent_runtime.agent_host.state.serialize import CheckpointEncoder, serialize_checkpoint
 from agent_runtime.agent_host.state.store import MAX_CHECKPOINT_BYTES, CheckpointStore
@@ -28,7 +30,9 @@ __all__ = [
     "CheckpointStore",
     "checkpoints_dir",
     "event_log_path",
+    "events_dir",
     "runtime_data_dir",
     "safe_session_id",
     "serialize_checkpoint",
+    "uploads_dir",
 ]

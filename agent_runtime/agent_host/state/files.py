@@ -13,7 +13,14 @@ import os
 import secrets
 from pathlib import Path
 
-__all__ = ["PRIVATE_DIR_MODE", "PRIVATE_FILE_MODE", "fsync_directory", "private_directory", "replace_file"]
+__all__ = [
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
+    "fsync_directory",
+    "private_directory",
+    "replace_file",
+    "sync_file",
+]
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
@@ -62,7 +69,7 @@ def temp_prefix(final_name: str) -> str:
     return f".{final_name}."
 
 
-def replace_file(path: Path, data: bytes) -> None:
+def replace_file(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Make ``path`` hold exactly ``data``, durably, or leave it as it was.
 
     A process killed at any instant leaves either the old complete file or the new complete one:
@@ -70,6 +77,10 @@ def replace_file(path: Path, data: bytes) -> None:
     temp file is renamed over ``path`` (atomic on POSIX and on NTFS via ``os.replace``); the directory
     is then fsynced so the rename itself survives a power cut. On any failure the temp file is removed
     and the ``OSError`` propagates.
+
+    ``durable=False`` leaves out both fsyncs: the replacement is still all or nothing for every reader
+    and survives the writer's own crash (the kernel has the bytes), but not a power cut — for files
+    whose loss then costs little, or that are made durable later (:func:`sync_file`).
     """
     temp = path.with_name(temp_name(path.name))
     fd = os.open(temp, _OPEN_NEW, PRIVATE_FILE_MODE)
@@ -79,7 +90,8 @@ def replace_file(path: Path, data: bytes) -> None:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temp, path)
@@ -87,4 +99,16 @@ def replace_file(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             temp.unlink(missing_ok=True)
         raise
+    if durable:
+        fsync_directory(path.parent)
+
+
+def sync_file(path: Path) -> None:
+    """Make a file written with ``replace_file(..., durable=False)`` durable after all: its data, then
+    its directory entry."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     fsync_directory(path.parent)

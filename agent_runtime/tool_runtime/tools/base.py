@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from pydantic import ConfigDict
 
@@ -72,21 +72,4 @@ class Tool(ABC, Generic[A]):
         return
 
     def definition(self) -> ToolDefinition:
-        schema = self.arguments.model_json_schema(by_alias=True, mode="validation")
-        return ToolDefinition(
-            tool_name=self.name, description=self.description, input_schema=_without_titles(schema)
-        )
-
-
-def _without_titles(schema: Any) -> Any:
-    # Titles pydantic derives from class and field names add tokens to every LLM request and say
-    # nothing the property names and descriptions do not.
-    if isinstance(schema, dict):
-        return {
-            key: _without_titles(value)
-            for key, value in schema.items()
-            if not (key == "title" and isinstance(value, str))
-        }
-    if isinstance(schema, list):
-        return [_without_titles(item) for item in schema]
-    return schema
+        return ToolDefinition.for_arguments(self.name, self.description, self.arguments)

@@ -11,6 +11,7 @@ from backend.storage.aws.content import S3ContentStore
 from backend.storage.aws.sessions import DynamoSessionRepository
 from backend.storage.aws.tables import create_resources
 from backend.storage.aws.telemetry import DynamoTelemetryRepository
+from backend.storage.aws.usage import DynamoUsageRepository
 from backend.storage.aws.workspaces import DynamoWorkspaceRepository
 
 __all__ = ["AwsSettings", "create_resources", "open_aws_stores"]
@@ -30,6 +31,7 @@ def open_aws_stores(settings: AwsSettings) -> Stores:
         approvals=DynamoApprovalRepository(dynamodb, settings),
         audit=DynamoAuditRepository(dynamodb, settings),
         telemetry=DynamoTelemetryRepository(dynamodb, settings),
+        usage=DynamoUsageRepository(dynamodb, settings),
         blocking=True,
         close=close,
     )

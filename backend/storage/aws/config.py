@@ -14,7 +14,7 @@ from botocore.config import Config
 
 __all__ = ["TABLES", "AwsSettings"]
 
-TABLES = ("sessions", "workspaces", "artifacts", "approvals", "audit", "telemetry")
+TABLES = ("sessions", "workspaces", "artifacts", "approvals", "audit", "telemetry", "usage", "search")
 _PREFIX = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 

@@ -1,14 +1,16 @@
-"""Sessions in DynamoDB: ``{env}-sessions``, keyed by sessionId; GSI byWorkspace."""
+"""Sessions in DynamoDB: ``{env}-sessions``, keyed by sessionId; GSIs byWorkspace and byOwner (a user's
+sessions by ``expiresAt``, for the ``sessionsPerUser`` quota)."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from backend.common.ids import timestamp
-from backend.session.records import SessionRecord
+from backend.session.records import TERMINAL, SessionRecord
 from backend.session.repository import SessionOwnership
 from backend.storage.aws.calls import code_of, epoch, failing_as_storage_error, n, paginate, s
 from backend.storage.aws.config import AwsSettings
@@ -16,6 +18,11 @@ from backend.storage.aws.config import AwsSettings
 __all__ = ["DynamoSessionRepository"]
 
 _NAMES = {"#tenant": "tenantId", "#revision": "revision"}
+
+
+def _owner_key(tenant_id: str, user_id: str) -> str:
+    # Tenant IDs cannot contain "/", so the split point is unambiguous.
+    return f"{tenant_id}/{user_id}"
 
 
 class DynamoSessionRepository:
@@ -31,6 +38,8 @@ class DynamoSessionRepository:
             "workspaceId": s(record.workspace_id),
             "createdAt": s(timestamp(record.created_at)),
             "updatedAt": s(timestamp(record.updated_at)),
+            "ownerKey": s(_owner_key(record.tenant_id, record.user_id)),
+            "expiresAt": s(timestamp(record.expires_at)),
             "revision": n(record.revision),
             "document": s(json.dumps(record.to_document(), separators=(",", ":"))),
             "ttl": n(epoch(record.expires_at, self._retention)),
@@ -98,4 +107,22 @@ class DynamoSessionRepository:
                 found.append(SessionRecord.from_document(json.loads(item["document"]["S"])))
                 if len(found) >= limit:
                     break
+        return found
+
+    def active_for_user(self, tenant_id: str, user_id: str, now: datetime) -> list[SessionRecord]:
+        found: list[SessionRecord] = []
+        with failing_as_storage_error("listing sessions"):
+            for item in paginate(
+                self._db.query,
+                TableName=self._table,
+                IndexName="byOwner",
+                KeyConditionExpression="ownerKey = :owner AND expiresAt > :now",
+                ExpressionAttributeValues={
+                    ":owner": s(_owner_key(tenant_id, user_id)),
+                    ":now": s(timestamp(now)),
+                },
+            ):
+                record = SessionRecord.from_document(json.loads(item["document"]["S"]))
+                if record.status not in TERMINAL:
+                    found.append(record)
         return found

@@ -22,8 +22,8 @@ class DynamoTelemetryRepository:
         self._table = settings.table("telemetry")
         self._retention = settings.telemetry_retention
 
-    def put_many(self, records: list[TelemetryRecord]) -> int:
-        added = 0
+    def put_many(self, records: list[TelemetryRecord]) -> list[TelemetryRecord]:
+        added: list[TelemetryRecord] = []
         with failing_as_storage_error("storing telemetry"):
             for record in records:
                 received = s(timestamp(record.received_at))
@@ -39,7 +39,7 @@ class DynamoTelemetryRepository:
                     self._db.put_item(
                         TableName=self._table, Item=item, ConditionExpression="attribute_not_exists(eventId)"
                     )
-                    added += 1
+                    added.append(record)
                 except ClientError as exc:
                     if code_of(exc) != "ConditionalCheckFailedException":
                         raise

@@ -2,17 +2,22 @@
 
 Both are stored attribute by attribute (not as one document) because their writes are partial and
 conditional: resolving a workspace sets ``lastActiveAt`` but keeps ``createdAt`` (``if_not_exists``),
-and a session_history snapshot replaces the stored one only if ``orderKey`` is lower — returning the
-replaced item atomically (``ReturnValues=ALL_OLD``) so its content can be deleted.
+and a session_history snapshot replaces the stored one only if ``orderKey`` is lower (compare and
+swap: the stored item is read, then replaced on condition that its ``orderKey`` is still the one read,
+so the replaced record is known and its content can be deleted).
+
+An artifact's search documents (``{env}-search``, :mod:`backend.storage.aws.search`) are written in the
+same transaction as its record, and the record says so (``searchIndexed``); a record written without
+them is found by :meth:`DynamoWorkspaceRepository.unindexed_artifacts` and indexed later.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
@@ -20,11 +25,17 @@ from backend.common.errors import StorageError
 from backend.common.ids import parse_timestamp, timestamp
 from backend.storage.aws.calls import code_of, epoch, failing_as_storage_error, n, paginate, s
 from backend.storage.aws.config import AwsSettings
+from backend.storage.aws.search import scope_of, search_item, search_key
+from backend.storage.aws.search import search as search_workspace
 from backend.workspace.records import ArtifactRecord, WorkspaceRecord
 from backend.workspace.repository import HistoryWrite, check_inline
+from backend.workspace.search import SearchDocument, SearchPage, SearchQuery
 from contracts.enums import ArtifactType, WorkspaceScope
 
 __all__ = ["DynamoWorkspaceRepository"]
+
+_ATTEMPTS = 32
+"""Compare-and-swap rounds of one write before giving up (each lost round means another write won)."""
 
 _ARTIFACT_FIELDS = {
     "tenantId": "tenant_id",
@@ -113,6 +124,7 @@ class DynamoWorkspaceRepository:
         self._db = dynamodb
         self._workspaces = settings.table("workspaces")
         self._artifacts = settings.table("artifacts")
+        self._search = settings.table("search")
         self._inactivity = settings.workspace_inactivity
 
     # ------------------------------------------------------------------ workspaces
@@ -205,7 +217,19 @@ class DynamoWorkspaceRepository:
                     return None
                 raise
             removed = [_artifact(item) for item in self._query_artifacts(workspace_id)]
+            leftover = [
+                (self._search, {"scope": item["scope"], "artifactId": item["artifactId"]})
+                for item in paginate(
+                    self._db.query,
+                    TableName=self._search,
+                    KeyConditionExpression="#scope = :scope",
+                    ExpressionAttributeNames={"#scope": "scope"},
+                    ExpressionAttributeValues={":scope": s(scope_of(tenant_id, workspace_id))},
+                    ProjectionExpression="#scope, artifactId",
+                )
+            ]
         self.delete_artifacts(removed)
+        self._batch_delete(leftover)
         return removed
 
     def list_inactive(self, before: datetime, limit: int) -> list[WorkspaceRecord]:
@@ -243,63 +267,110 @@ class DynamoWorkspaceRepository:
         ).get("Item")
         return found
 
-    def put_artifact(self, record: ArtifactRecord, content: bytes | None = None) -> ArtifactRecord | None:
-        check_inline(record, content, self.inline_content_limit)
-        item = {
+    def _item(self, record: ArtifactRecord, indexed: bool) -> dict[str, Any]:
+        item: dict[str, Any] = {
             "workspaceId": s(record.workspace_id),
             "artifactId": s(record.artifact_id),
             "createdAt": s(timestamp(record.created_at)),
             **_artifact_values(record),
         }
+        if indexed:
+            item["searchIndexed"] = {"BOOL": True}
+        return item
+
+    def _index_write(
+        self, record: ArtifactRecord, documents: Sequence[SearchDocument] | None
+    ) -> dict[str, Any]:
+        """The write that makes the search item match ``documents`` (none: no item)."""
+        if documents:
+            return {"Put": {"TableName": self._search, "Item": search_item(record, documents)}}
+        return {"Delete": {"TableName": self._search, "Key": search_key(record)}}
+
+    def _transact(self, writes: list[dict[str, Any]]) -> Literal["done", "condition", "conflict"]:
+        """Run ``writes`` atomically: ``condition`` when a condition failed, ``conflict`` when another
+        transaction on the same items was in progress (try again)."""
+        try:
+            self._db.transact_write_items(TransactItems=writes)
+            return "done"
+        except ClientError as exc:
+            if code_of(exc) == "TransactionConflictException":
+                return "conflict"
+            if code_of(exc) != "TransactionCanceledException":
+                raise
+            codes = {reason.get("Code") for reason in exc.response.get("CancellationReasons") or []}
+            if "ConditionalCheckFailed" in codes:
+                return "condition"
+            if "TransactionConflict" in codes:
+                return "conflict"
+            raise
+
+    def put_artifact(
+        self,
+        record: ArtifactRecord,
+        content: bytes | None = None,
+        *,
+        documents: Sequence[SearchDocument] | None = None,
+    ) -> ArtifactRecord | None:
+        check_inline(record, content, self.inline_content_limit)
+        put = {
+            "Put": {
+                "TableName": self._artifacts,
+                "Item": self._item(record, documents is not None),
+                "ConditionExpression": "attribute_not_exists(artifactId)",
+            }
+        }
         with failing_as_storage_error("storing the artifact"):
-            try:
-                self._db.put_item(
-                    TableName=self._artifacts,
-                    Item=item,
-                    ConditionExpression="attribute_not_exists(artifactId)",
-                )
-                return None
-            except ClientError as exc:
-                if code_of(exc) != "ConditionalCheckFailedException":
-                    raise
+            if documents:
+                for attempt in range(_ATTEMPTS):
+                    outcome = self._transact([put, self._index_write(record, documents)])
+                    if outcome != "conflict":
+                        break
+                    time.sleep(min(0.5, 0.01 * 2**attempt))
+                else:
+                    raise StorageError("the artifact is being changed concurrently; retry")
+                if outcome == "done":
+                    return None
+            else:
+                try:
+                    self._db.put_item(**put["Put"])
+                    return None
+                except ClientError as exc:
+                    if code_of(exc) != "ConditionalCheckFailedException":
+                        raise
             existing = self._get_item(record.workspace_id, record.artifact_id)
         return None if existing is None else _artifact(existing)
 
-    def put_history(self, record: ArtifactRecord, content: bytes | None = None) -> HistoryWrite:
+    def put_history(
+        self,
+        record: ArtifactRecord,
+        content: bytes | None = None,
+        *,
+        documents: Sequence[SearchDocument] | None = None,
+    ) -> HistoryWrite:
         check_inline(record, content, self.inline_content_limit)
-        values = _artifact_values(record)
-        names = {f"#a{i}": attribute for i, attribute in enumerate(values)}
-        assignments = [f"#a{i} = :a{i}" for i in range(len(values))]
-        expression_values = {f":a{i}": value for i, value in enumerate(values.values())}
-        absent = [attribute for attribute in ("taskId", "stepId") if attribute not in values]
-        update = "SET " + ", ".join([*assignments, "createdAt = if_not_exists(createdAt, :created)"])
-        if absent:
-            update += " REMOVE " + ", ".join(absent)
         with failing_as_storage_error("storing the session history"):
-            try:
-                old = self._db.update_item(
-                    TableName=self._artifacts,
-                    Key={"workspaceId": s(record.workspace_id), "artifactId": s(record.artifact_id)},
-                    UpdateExpression=update,
-                    ConditionExpression="attribute_not_exists(artifactId) OR orderKey < :order",
-                    ExpressionAttributeNames=names,
-                    ExpressionAttributeValues={
-                        **expression_values,
-                        ":created": s(timestamp(record.created_at)),
-                        ":order": s(record.order_key),
-                    },
-                    ReturnValues="ALL_OLD",
-                ).get("Attributes")
-            except ClientError as exc:
-                if code_of(exc) != "ConditionalCheckFailedException":
-                    raise
-                current = self._get_item(record.workspace_id, record.artifact_id)
-                if current is None:  # deleted in between: the workspace is going away
-                    return HistoryWrite(stored=record, replaced=None, written=False)
-                return HistoryWrite(stored=_artifact(current), replaced=None, written=False)
-        replaced = None if not old else _artifact(old)
-        stored = record if replaced is None else dataclasses.replace(record, created_at=replaced.created_at)
-        return HistoryWrite(stored=stored, replaced=replaced, written=True)
+            for attempt in range(_ATTEMPTS):
+                item = self._get_item(record.workspace_id, record.artifact_id)
+                current = None if item is None else _artifact(item)
+                if current is not None and current.order_key >= record.order_key:
+                    return HistoryWrite(stored=current, replaced=None, written=False)
+                stored = (
+                    record if current is None else dataclasses.replace(record, created_at=current.created_at)
+                )
+                put: dict[str, Any] = {
+                    "TableName": self._artifacts,
+                    "Item": self._item(stored, documents is not None),
+                }
+                if current is None:
+                    put["ConditionExpression"] = "attribute_not_exists(artifactId)"
+                else:
+                    put["ConditionExpression"] = "orderKey = :seen"
+                    put["ExpressionAttributeValues"] = {":seen": s(current.order_key)}
+                if self._transact([{"Put": put}, self._index_write(stored, documents)]) == "done":
+                    return HistoryWrite(stored=stored, replaced=current, written=True)
+                # Another snapshot was stored in between: look again (it may be newer than this one).
+                time.sleep(min(0.2, 0.005 * 2**attempt))
+        raise StorageError("the session history is being changed concurrently; retry")
 
     def get_artifact(self, tenant_id: str, workspace_id: str, artifact_id: str) -> ArtifactRecord | None:
         with failing_as_storage_error("reading the artifact"):
@@ -369,13 +440,19 @@ class DynamoWorkspaceRepository:
         return found
 
     def delete_artifacts(self, records: list[ArtifactRecord]) -> None:
-        requests = [
-            {"DeleteRequest": {"Key": {"workspaceId": s(r.workspace_id), "artifactId": s(r.artifact_id)}}}
-            for r in records
-        ]
+        keys: list[tuple[str, dict[str, Any]]] = []
+        for r in records:
+            keys.append((self._artifacts, {"workspaceId": s(r.workspace_id), "artifactId": s(r.artifact_id)}))
+            keys.append((self._search, search_key(r)))
+        self._batch_delete(keys)
+
+    def _batch_delete(self, keys: list[tuple[str, dict[str, Any]]]) -> None:
+        """Delete items by (table, key), 25 to a request."""
         with failing_as_storage_error("deleting artifacts"):
-            for start in range(0, len(requests), 25):
-                pending: dict[str, Any] = {self._artifacts: requests[start : start + 25]}
+            for start in range(0, len(keys), 25):
+                pending: dict[str, Any] = {}
+                for table, key in keys[start : start + 25]:
+                    pending.setdefault(table, []).append({"DeleteRequest": {"Key": key}})
                 # Throttled writes come back as UnprocessedItems, which boto3 does not retry itself.
                 for attempt in range(8):
                     pending = self._db.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
@@ -384,3 +461,42 @@ class DynamoWorkspaceRepository:
                     time.sleep(min(2.0, 0.05 * 2**attempt))
                 if pending:
                     raise StorageError("deleting artifacts was throttled; retry")
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, tenant_id: str, workspace_id: str, query: SearchQuery) -> SearchPage:
+        if not query.terms:
+            return SearchPage()
+        return search_workspace(self._db, self._search, tenant_id, workspace_id, query)
+
+    def unindexed_artifacts(self, limit: int) -> list[ArtifactRecord]:
+        found: list[ArtifactRecord] = []
+        with failing_as_storage_error("scanning for unindexed artifacts"):
+            for item in paginate(
+                self._db.scan,
+                TableName=self._artifacts,
+                FilterExpression="attribute_not_exists(searchIndexed)",
+            ):
+                found.append(_artifact(item))
+                if len(found) >= limit:
+                    break
+        return found
+
+    def index_artifact(self, record: ArtifactRecord, documents: Sequence[SearchDocument]) -> bool:
+        mark = {
+            "Update": {
+                "TableName": self._artifacts,
+                "Key": {"workspaceId": s(record.workspace_id), "artifactId": s(record.artifact_id)},
+                "UpdateExpression": "SET searchIndexed = :yes",
+                # The order key ends with the content's hash: the same key is the same content.
+                "ConditionExpression": "orderKey = :order",
+                "ExpressionAttributeValues": {":yes": {"BOOL": True}, ":order": s(record.order_key)},
+            }
+        }
+        with failing_as_storage_error("indexing the artifact"):
+            for attempt in range(_ATTEMPTS):
+                outcome = self._transact([mark, self._index_write(record, documents)])
+                if outcome != "conflict":
+                    return outcome == "done"
+                time.sleep(min(0.5, 0.01 * 2**attempt))
+        raise StorageError("the artifact is being changed concurrently; retry")

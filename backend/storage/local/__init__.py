@@ -16,6 +16,7 @@ from backend.storage.local.content import FileContentStore
 from backend.storage.local.db import Database
 from backend.storage.local.sessions import LocalSessionRepository
 from backend.storage.local.telemetry import LocalTelemetryRepository
+from backend.storage.local.usage import LocalUsageRepository
 from backend.storage.local.workspaces import DEFAULT_INLINE_CONTENT_LIMIT, LocalWorkspaceRepository
 
 __all__ = ["DATABASE_FILE", "DEFAULT_INLINE_CONTENT_LIMIT", "open_local_stores"]
@@ -51,6 +52,7 @@ def open_local_stores(
         approvals=LocalApprovalRepository(db),
         audit=LocalAuditRepository(db),
         telemetry=LocalTelemetryRepository(db),
+        usage=LocalUsageRepository(db),
         # Queries and commits take microseconds here (WAL, no fsync per commit), less than a hop to a
         # worker thread; the routes move large artifact bytes to worker threads themselves.
         blocking=False,

@@ -76,6 +76,49 @@ MIGRATIONS: Sequence[Sequence[str]] = (
         # row, so reading ``document`` never touches the content's overflow pages.
         "ALTER TABLE artifacts ADD COLUMN content BLOB",
     ),
+    (
+        # Quotas: usage counters (backend.common.usage), and a user's active sessions found by index.
+        """CREATE TABLE usage (
+            tenant_id TEXT NOT NULL, counter TEXT NOT NULL, amount INTEGER NOT NULL, expires_at TEXT,
+            PRIMARY KEY (tenant_id, counter))""",
+        "ALTER TABLE sessions ADD COLUMN user_id TEXT",
+        "ALTER TABLE sessions ADD COLUMN expires_at TEXT",
+        "UPDATE sessions SET user_id = json_extract(document, '$.userId'),"
+        " expires_at = json_extract(document, '$.expiresAt')",
+        "CREATE INDEX sessions_by_user ON sessions (tenant_id, user_id, expires_at)",
+        # The audit read side's filters, each with an index in chain order. Filling the columns of the
+        # records already written is the one update the append-only guards ever let through.
+        "DROP TRIGGER audit_is_append_only_update",
+        "ALTER TABLE audit ADD COLUMN workspace_id TEXT",
+        "ALTER TABLE audit ADD COLUMN session_id TEXT",
+        "ALTER TABLE audit ADD COLUMN user_id TEXT",
+        "ALTER TABLE audit ADD COLUMN event_type TEXT",
+        "ALTER TABLE audit ADD COLUMN occurred_at TEXT",
+        "UPDATE audit SET workspace_id = json_extract(document, '$.event.workspaceId'),"
+        " session_id = json_extract(document, '$.event.sessionId'),"
+        " user_id = json_extract(document, '$.event.userId'),"
+        " event_type = json_extract(document, '$.event.eventType'),"
+        " occurred_at = strftime('%Y-%m-%dT%H:%M:%f', json_extract(document, '$.event.timestamp')) || '000Z'",
+        """CREATE TRIGGER audit_is_append_only_update BEFORE UPDATE ON audit
+            BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END""",
+        "CREATE INDEX audit_by_workspace ON audit (tenant_id, workspace_id, sequence)",
+        "CREATE INDEX audit_by_session ON audit (tenant_id, session_id, sequence)",
+        "CREATE INDEX audit_by_user ON audit (tenant_id, user_id, sequence)",
+        "CREATE INDEX audit_by_type ON audit (tenant_id, event_type, sequence)",
+    ),
+    (
+        # The workspace search index (backend.storage.local.search): documents' metadata here, their
+        # text in an FTS5 table under the same rowid. Artifacts stored before it are marked unindexed
+        # (0), and the service's backlog pass indexes them at the next start.
+        """CREATE TABLE search_documents (
+            id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, workspace_id TEXT NOT NULL,
+            artifact_id TEXT NOT NULL, session_id TEXT NOT NULL, doc_key TEXT NOT NULL,
+            text_hash TEXT NOT NULL, document TEXT NOT NULL)""",
+        "CREATE INDEX search_documents_by_artifact ON search_documents (workspace_id, artifact_id)",
+        "CREATE VIRTUAL TABLE search_text USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')",
+        "ALTER TABLE artifacts ADD COLUMN search_indexed INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX artifacts_unindexed ON artifacts (search_indexed) WHERE search_indexed = 0",
+    ),
 )
 """Schema versions, in order: migration N brings the schema from version N-1 to N."""
 

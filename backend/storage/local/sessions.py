@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from backend.common.ids import timestamp
-from backend.session.records import SessionRecord
+from backend.session.records import TERMINAL, SessionRecord
 from backend.session.repository import SessionOwnership
 from backend.storage.local.db import Database, dumps, loads
 
@@ -16,8 +18,8 @@ class LocalSessionRepository:
 
     def create(self, record: SessionRecord) -> None:
         self._db.write_one(
-            "INSERT INTO sessions (session_id, tenant_id, workspace_id, created_at, revision, document)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO sessions (session_id, tenant_id, workspace_id, created_at, revision, document,"
+            " user_id, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.session_id,
                 record.tenant_id,
@@ -25,6 +27,8 @@ class LocalSessionRepository:
                 timestamp(record.created_at),
                 record.revision,
                 dumps(record.to_document()),
+                record.user_id,
+                timestamp(record.expires_at),
             ),
         )
 
@@ -45,11 +49,12 @@ class LocalSessionRepository:
     def replace(self, record: SessionRecord, expected_revision: int) -> bool:
         with self._db.write() as connection:
             cursor = connection.execute(
-                "UPDATE sessions SET revision = ?, document = ?"
+                "UPDATE sessions SET revision = ?, document = ?, expires_at = ?"
                 " WHERE session_id = ? AND tenant_id = ? AND revision = ?",
                 (
                     record.revision,
                     dumps(record.to_document()),
+                    timestamp(record.expires_at),
                     record.session_id,
                     record.tenant_id,
                     expected_revision,
@@ -64,3 +69,11 @@ class LocalSessionRepository:
             (workspace_id, tenant_id, limit),
         )
         return [SessionRecord.from_document(loads(row[0])) for row in rows]
+
+    def active_for_user(self, tenant_id: str, user_id: str, now: datetime) -> list[SessionRecord]:
+        rows = self._db.query(
+            "SELECT document FROM sessions WHERE tenant_id = ? AND user_id = ? AND expires_at > ?",
+            (tenant_id, user_id, timestamp(now)),
+        )
+        records = [SessionRecord.from_document(loads(row[0])) for row in rows]
+        return [r for r in records if r.status not in TERMINAL]

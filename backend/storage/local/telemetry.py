@@ -16,18 +16,19 @@ class LocalTelemetryRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def put_many(self, records: list[TelemetryRecord]) -> int:
+    def put_many(self, records: list[TelemetryRecord]) -> list[TelemetryRecord]:
+        added: list[TelemetryRecord] = []
         with self._db.write() as connection:
-            before = connection.total_changes
-            connection.executemany(
-                "INSERT INTO telemetry (tenant_id, event_id, received_at, document) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT DO NOTHING",
-                [
-                    (r.tenant_id, r.event_id, timestamp(r.received_at), dumps(r.to_document()))
-                    for r in records
-                ],
-            )
-            return connection.total_changes - before
+            for r in records:
+                before = connection.total_changes
+                connection.execute(
+                    "INSERT INTO telemetry (tenant_id, event_id, received_at, document) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT DO NOTHING",
+                    (r.tenant_id, r.event_id, timestamp(r.received_at), dumps(r.to_document())),
+                )
+                if connection.total_changes > before:
+                    added.append(r)
+        return added
 
     def list(self, tenant_id: str, limit: int = 1000) -> list[TelemetryRecord]:
         rows = self._db.query(

@@ -2,19 +2,23 @@
 
 Artifact content up to ``inline_content_limit`` bytes is kept in the artifact's row (the ``content``
 column), written by the same statement as its metadata and read by the same query; see
-:mod:`backend.storage.local.db` for what that means for durability.
+:mod:`backend.storage.local.db` for what that means for durability. Search documents go to the FTS5
+index in the same transaction as their record (:mod:`backend.storage.local.search`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime
 
 from backend.common.ids import timestamp
+from backend.storage.local import search as search_index
 from backend.storage.local.db import Database, dumps, loads
 from backend.workspace.records import ArtifactRecord, WorkspaceRecord
 from backend.workspace.repository import HistoryWrite, check_inline
+from backend.workspace.search import SearchDocument, SearchPage, SearchQuery
 
 __all__ = ["DEFAULT_INLINE_CONTENT_LIMIT", "LocalWorkspaceRepository"]
 
@@ -91,6 +95,7 @@ class LocalWorkspaceRepository:
             rows = connection.execute(
                 "DELETE FROM artifacts WHERE workspace_id = ? RETURNING document", (workspace_id,)
             ).fetchall()
+            search_index.delete_documents(connection, workspace_id)
         return [_artifact(row) for row in rows]
 
     def list_inactive(self, before: datetime, limit: int) -> list[WorkspaceRecord]:
@@ -101,7 +106,9 @@ class LocalWorkspaceRepository:
         return [_workspace(row) for row in rows]
 
     @staticmethod
-    def _values(record: ArtifactRecord, content: bytes | None) -> tuple[str | bytes | None, ...]:
+    def _values(
+        record: ArtifactRecord, content: bytes | None, indexed: bool
+    ) -> tuple[str | bytes | int | None, ...]:
         return (
             record.workspace_id,
             record.artifact_id,
@@ -113,22 +120,44 @@ class LocalWorkspaceRepository:
             record.order_key,
             dumps(record.to_document()),
             content,
+            int(indexed),
         )
 
-    def put_artifact(self, record: ArtifactRecord, content: bytes | None = None) -> ArtifactRecord | None:
+    _INSERT = (
+        "INSERT INTO artifacts (workspace_id, artifact_id, tenant_id, session_id, task_id,"
+        " artifact_type, created_at, order_key, document, content, search_indexed)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+
+    def put_artifact(
+        self,
+        record: ArtifactRecord,
+        content: bytes | None = None,
+        *,
+        documents: Sequence[SearchDocument] | None = None,
+    ) -> ArtifactRecord | None:
         check_inline(record, content, self.inline_content_limit)
-        inserted, _ = self._db.write_one(
-            "INSERT INTO artifacts (workspace_id, artifact_id, tenant_id, session_id, task_id,"
-            " artifact_type, created_at, order_key, document, content)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            self._values(record, content),
-        )
+        values = self._values(record, content, documents is not None)
+        if documents:
+            with self._db.write() as connection:
+                inserted = connection.execute(self._INSERT + " ON CONFLICT DO NOTHING", values).rowcount
+                if inserted == 1:
+                    search_index.replace_documents(connection, record, documents)
+        else:
+            # One statement, as most uploads (binary content, or none to index) need no more.
+            inserted, _ = self._db.write_one(self._INSERT + " ON CONFLICT DO NOTHING", values)
         if inserted == 1:
             return None
         # Rows are never changed in place, so the one that won is still there to read.
         return self.find_artifact(record.workspace_id, record.artifact_id)
 
-    def put_history(self, record: ArtifactRecord, content: bytes | None = None) -> HistoryWrite:
+    def put_history(
+        self,
+        record: ArtifactRecord,
+        content: bytes | None = None,
+        *,
+        documents: Sequence[SearchDocument] | None = None,
+    ) -> HistoryWrite:
         check_inline(record, content, self.inline_content_limit)
         with self._db.write() as connection:
             row = connection.execute(
@@ -142,11 +171,13 @@ class LocalWorkspaceRepository:
                 record = dataclasses.replace(record, created_at=current.created_at)
             # The whole row is replaced: the older snapshot's inline content goes with it.
             connection.execute(
-                "INSERT OR REPLACE INTO artifacts (workspace_id, artifact_id, tenant_id, session_id, task_id,"
-                " artifact_type, created_at, order_key, document, content)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                self._values(record, content),
+                self._INSERT.replace("INSERT", "INSERT OR REPLACE", 1),
+                self._values(record, content, documents is not None),
             )
+            if documents is None:
+                search_index.delete_documents(connection, record.workspace_id, [record.artifact_id])
+            else:
+                search_index.replace_documents(connection, record, documents)
         return HistoryWrite(stored=record, replaced=current, written=True)
 
     def get_artifact(self, tenant_id: str, workspace_id: str, artifact_id: str) -> ArtifactRecord | None:
@@ -213,3 +244,26 @@ class LocalWorkspaceRepository:
                 "DELETE FROM artifacts WHERE workspace_id = ? AND artifact_id = ?",
                 [(r.workspace_id, r.artifact_id) for r in records],
             )
+            for record in records:
+                search_index.delete_documents(connection, record.workspace_id, [record.artifact_id])
+
+    def search(self, tenant_id: str, workspace_id: str, query: SearchQuery) -> SearchPage:
+        return search_index.search(self._db, tenant_id, workspace_id, query)
+
+    def unindexed_artifacts(self, limit: int) -> list[ArtifactRecord]:
+        rows = self._db.query(
+            "SELECT document FROM artifacts WHERE search_indexed = 0 ORDER BY created_at LIMIT ?", (limit,)
+        )
+        return [_artifact(row) for row in rows]
+
+    def index_artifact(self, record: ArtifactRecord, documents: Sequence[SearchDocument]) -> bool:
+        with self._db.write() as connection:
+            # The order key ends with the content's hash: the same key is the same content.
+            updated = connection.execute(
+                "UPDATE artifacts SET search_indexed = 1"
+                " WHERE workspace_id = ? AND artifact_id = ? AND order_key = ?",
+                (record.workspace_id, record.artifact_id, record.order_key),
+            ).rowcount
+            if updated == 1:
+                search_index.replace_documents(connection, record, documents)
+        return updated == 1

@@ -8,6 +8,7 @@ from backend.storage.memory.audit import MemoryAuditRepository
 from backend.storage.memory.content import MemoryContentStore
 from backend.storage.memory.sessions import MemorySessionRepository
 from backend.storage.memory.telemetry import MemoryTelemetryRepository
+from backend.storage.memory.usage import MemoryUsageRepository
 from backend.storage.memory.workspaces import MemoryWorkspaceRepository
 
 __all__ = ["open_memory_stores"]
@@ -22,5 +23,6 @@ def open_memory_stores() -> Stores:
         approvals=MemoryApprovalRepository(),
         audit=MemoryAuditRepository(),
         telemetry=MemoryTelemetryRepository(),
+        usage=MemoryUsageRepository(),
         blocking=False,
     )

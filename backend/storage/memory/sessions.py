@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
+from datetime import datetime
 
 from backend.common.errors import StorageError
-from backend.session.records import SessionRecord
+from backend.session.records import TERMINAL, SessionRecord
 from backend.session.repository import SessionOwnership
 
 __all__ = ["MemorySessionRepository"]
@@ -50,3 +51,14 @@ class MemorySessionRepository:
                 if r.tenant_id == tenant_id and r.workspace_id == workspace_id
             ]
         return sorted(found, key=lambda r: r.created_at, reverse=True)[:limit]
+
+    def active_for_user(self, tenant_id: str, user_id: str, now: datetime) -> list[SessionRecord]:
+        with self._lock:
+            return [
+                r
+                for r in self._records.values()
+                if r.tenant_id == tenant_id
+                and r.user_id == user_id
+                and r.expires_at > now
+                and r.status not in TERMINAL
+            ]

@@ -15,14 +15,14 @@ class MemoryTelemetryRepository:
         self._records: dict[tuple[str, str], TelemetryRecord] = {}
         self._lock = threading.Lock()
 
-    def put_many(self, records: list[TelemetryRecord]) -> int:
-        added = 0
+    def put_many(self, records: list[TelemetryRecord]) -> list[TelemetryRecord]:
+        added: list[TelemetryRecord] = []
         with self._lock:
             for record in records:
                 key = (record.tenant_id, record.event_id)
                 if key not in self._records:
                     self._records[key] = record
-                    added += 1
+                    added.append(record)
         return added
 
     def list(self, tenant_id: str, limit: int = 1000) -> list[TelemetryRecord]:

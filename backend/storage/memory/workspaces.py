@@ -1,13 +1,16 @@
-"""Workspaces and artifact metadata in dictionaries."""
+"""Workspaces, artifact metadata and search documents in dictionaries; search ranks them with
+:func:`backend.workspace.search.rank`."""
 
 from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Sequence
 from datetime import datetime
 
 from backend.workspace.records import ArtifactRecord, WorkspaceRecord
 from backend.workspace.repository import HistoryWrite, check_inline
+from backend.workspace.search import SearchDocument, SearchPage, SearchQuery, rank
 
 __all__ = ["MemoryWorkspaceRepository"]
 
@@ -19,6 +22,8 @@ class MemoryWorkspaceRepository:
     def __init__(self) -> None:
         self._workspaces: dict[str, WorkspaceRecord] = {}
         self._artifacts: dict[tuple[str, str], ArtifactRecord] = {}
+        self._documents: dict[tuple[str, str], tuple[SearchDocument, ...]] = {}
+        """Search documents by artifact key; an artifact without an entry is unindexed."""
         self._lock = threading.Lock()
 
     def touch_or_create(self, record: WorkspaceRecord) -> WorkspaceRecord:
@@ -53,22 +58,37 @@ class MemoryWorkspaceRepository:
                 return None
             del self._workspaces[workspace_id]
             keys = [key for key in self._artifacts if key[0] == workspace_id]
+            for key in keys:
+                self._documents.pop(key, None)
             return [self._artifacts.pop(key) for key in keys]
 
     def list_inactive(self, before: datetime, limit: int) -> list[WorkspaceRecord]:
         with self._lock:
             return [w for w in self._workspaces.values() if w.last_active_at < before][:limit]
 
-    def put_artifact(self, record: ArtifactRecord, content: bytes | None = None) -> ArtifactRecord | None:
+    def put_artifact(
+        self,
+        record: ArtifactRecord,
+        content: bytes | None = None,
+        *,
+        documents: Sequence[SearchDocument] | None = None,
+    ) -> ArtifactRecord | None:
         check_inline(record, content, self.inline_content_limit)
         key = (record.workspace_id, record.artifact_id)
         with self._lock:
             existing = self._artifacts.get(key)
             if existing is None:
                 self._artifacts[key] = record
+                self._set_documents(key, documents)
             return existing
 
-    def put_history(self, record: ArtifactRecord, content: bytes | None = None) -> HistoryWrite:
+    def put_history(
+        self,
+        record: ArtifactRecord,
+        content: bytes | None = None,
+        *,
+        documents: Sequence[SearchDocument] | None = None,
+    ) -> HistoryWrite:
         check_inline(record, content, self.inline_content_limit)
         key = (record.workspace_id, record.artifact_id)
         with self._lock:
@@ -78,7 +98,14 @@ class MemoryWorkspaceRepository:
             if current is not None:
                 record = dataclasses.replace(record, created_at=current.created_at)
             self._artifacts[key] = record
+            self._set_documents(key, documents)
             return HistoryWrite(stored=record, replaced=current, written=True)
+
+    def _set_documents(self, key: tuple[str, str], documents: Sequence[SearchDocument] | None) -> None:
+        if documents is None:
+            self._documents.pop(key, None)
+        else:
+            self._documents[key] = tuple(documents)
 
     def get_artifact(self, tenant_id: str, workspace_id: str, artifact_id: str) -> ArtifactRecord | None:
         record = self._artifacts.get((workspace_id, artifact_id))
@@ -122,3 +149,28 @@ class MemoryWorkspaceRepository:
         with self._lock:
             for record in records:
                 self._artifacts.pop((record.workspace_id, record.artifact_id), None)
+                self._documents.pop((record.workspace_id, record.artifact_id), None)
+
+    def search(self, tenant_id: str, workspace_id: str, query: SearchQuery) -> SearchPage:
+        with self._lock:
+            candidates = [
+                (key[1], document)
+                for key, documents in self._documents.items()
+                if key[0] == workspace_id and self._artifacts[key].tenant_id == tenant_id
+                for document in documents
+                if query.session_id is None or document.session_id == query.session_id
+            ]
+        return SearchPage(hits=rank(candidates, query))
+
+    def unindexed_artifacts(self, limit: int) -> list[ArtifactRecord]:
+        with self._lock:
+            return [a for key, a in self._artifacts.items() if key not in self._documents][:limit]
+
+    def index_artifact(self, record: ArtifactRecord, documents: Sequence[SearchDocument]) -> bool:
+        key = (record.workspace_id, record.artifact_id)
+        with self._lock:
+            current = self._artifacts.get(key)
+            if current is None or current.sha256 != record.sha256:
+                return False
+            self._documents[key] = tuple(documents)
+            return True

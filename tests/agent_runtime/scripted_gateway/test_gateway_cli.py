@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import ssl
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -133,3 +134,41 @@ async def test_a_token_from_the_environment_is_required_of_every_request() -> No
             await process.wait()
     assert anonymous.status_code == 401
     assert with_token.status_code == 200
+
+
+async def test_with_tls_the_cli_serves_https_with_the_certificate_it_writes_out(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "over TLS"}]))
+    cert = tmp_path / "gateway.pem"
+    async with gateway_process("--script", str(script), "--tls", "--tls-cert-out", str(cert)) as (_, url):
+        assert url.startswith("https://127.0.0.1:")
+        trusting = ssl.create_default_context(cafile=str(cert))
+        llm = LlmClient(GatewayConfig(url, None, "anthropic"), tls=trusting, keep_alive_s=5)
+        try:
+            response = await llm.stream(policy=POLICY, system_prompt="", messages=[user("hi")], tools=[])
+        finally:
+            await llm.aclose()
+        async with httpx.AsyncClient(verify=trusting) as http:
+            (recorded,) = (await http.get(url + "/_scripted/requests")).json()["requests"]
+        with pytest.raises(httpx.ConnectError):  # nobody else trusts it
+            async with httpx.AsyncClient() as http:
+                await http.get(url + "/_scripted/state")
+    assert response.text == "over TLS"
+    # What a benchmark of the client's time between two requests needs: when each arrived and ended.
+    assert recorded["receivedAt"] <= recorded["completedAt"]
+    assert isinstance(recorded["clientPort"], int)
+
+
+async def test_tls_cert_out_without_tls_is_a_usage_error(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text("[]")
+    process = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "agent_runtime.scripted_gateway", "--script", str(script)),
+        *("--tls-cert-out", str(tmp_path / "x.pem")),
+        cwd=REPO_ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 2
+    assert b"--tls-cert-out needs --tls" in stderr

@@ -21,14 +21,14 @@ import pytest
 
 from agent_runtime.tool_runtime import LocalToolRouter
 from agent_runtime.tool_runtime.errors import DestinationRefused, ToolFailure
-from agent_runtime.tool_runtime.tools.network.addresses import (
+from agent_runtime.tool_runtime.tools.network.transport import GuardedNetworkBackend, GuardedTransport
+from contracts.addresses import (
     AddressPolicy,
     as_address,
     embedded_ipv4,
     parse_host_ip,
     parse_ipv4_loose,
 )
-from agent_runtime.tool_runtime.tools.network.transport import GuardedNetworkBackend, GuardedTransport
 from contracts.errors import ErrorCode
 from tests.agent_runtime.tool_runtime.support import (
     FakeResolver,

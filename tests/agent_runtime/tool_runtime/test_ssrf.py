@@ -16,8 +16,8 @@ import pytest
 
 from agent_runtime.tool_runtime import LocalToolRouter
 from agent_runtime.tool_runtime.errors import DestinationRefused
-from agent_runtime.tool_runtime.tools.network.addresses import AddressPolicy, parse_host_ip, parse_ipv4_loose
 from agent_runtime.tool_runtime.tools.network.transport import GuardedNetworkBackend
+from contracts.addresses import AddressPolicy, parse_host_ip, parse_ipv4_loose
 from contracts.errors import ErrorCode
 from tests.agent_runtime.tool_runtime.support import FakeResolver, LocalHTTPServer, call, failed_with
 

@@ -179,7 +179,9 @@ def test_tampering_with_a_stored_record_is_detected_at_that_record(
 def test_the_database_itself_refuses_updates_and_deletes_of_audit_records(tmp_path: Path) -> None:
     open_local_stores(tmp_path).close()
     with sqlite3.connect(tmp_path / DATABASE_FILE) as db:
-        db.execute("INSERT INTO audit VALUES ('acme', 1, 'evt', '{}')")
+        db.execute(
+            "INSERT INTO audit (tenant_id, sequence, event_id, document) VALUES ('acme', 1, 'evt', '{}')"
+        )
         for statement in ("UPDATE audit SET document = 'x'", "DELETE FROM audit"):
             with pytest.raises(sqlite3.IntegrityError, match="append-only"):
                 db.execute(statement)

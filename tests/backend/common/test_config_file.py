@@ -30,3 +30,25 @@ def test_inline_content_can_be_set_or_turned_off(tmp_path: Path, value: int) -> 
 def test_an_unusable_inline_content_size_is_a_clear_error(tmp_path: Path, value: str) -> None:
     with pytest.raises(ConfigError, match="inlineContentBytes"):
         _settings(tmp_path, f"[workspaces]\ninlineContentBytes = {value}\n")
+
+
+def test_the_backend_tool_service_budget_is_120_s_and_loopback_fetches_are_off_by_default(
+    tmp_path: Path,
+) -> None:
+    default = load_settings(None)
+    assert (default.tool_timeout.total_seconds(), default.web_fetch_allow_loopback) == (120, False)
+    settings = _settings(tmp_path, "[tools]\ntimeoutSeconds = 30\nwebFetchAllowLoopback = true\n")
+    assert (settings.tool_timeout.total_seconds(), settings.web_fetch_allow_loopback) == (30, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('webFetchAllowLoopback = "yes"', "webFetchAllowLoopback must be true or false"),
+        ("timeoutSeconds = 0", "timeoutSeconds"),
+        ("allowPrivate = true", "unknown key: allowPrivate"),
+    ],
+)
+def test_unusable_tool_settings_are_clear_errors(tmp_path: Path, text: str, problem: str) -> None:
+    with pytest.raises(ConfigError, match=problem):
+        _settings(tmp_path, f"[tools]\n{text}\n")

@@ -168,7 +168,12 @@ async def test_every_route_but_the_public_keys_refuses_an_anonymous_caller_befor
     api: BackendClient,
 ) -> None:
     # Parameters that would fail validation and bodies that are not JSON: the answer is still 401.
-    bad = {"session_id": "s" * 500, "workspace_id": "w" * 500, "artifact_id": "a" * 500}
+    bad = {
+        "session_id": "s" * 500,
+        "workspace_id": "w" * 500,
+        "artifact_id": "a" * 500,
+        "tool_name": "t" * 500,
+    }
     document = (await api.http.get("/openapi.json")).json()
     checked = 0
     for path, item in document["paths"].items():

@@ -36,8 +36,8 @@ def _service(directory: Path | None, clock: ManualClock | None = None) -> Policy
 def test_without_configuration_every_tenant_gets_the_builtin_default() -> None:
     issued = _service(None).issue(ACME, "sess_1", ["/p"], None)
     names = [grant.name for grant in issued.policy_bundle.capabilities]
-    everything_but_remote_tools = [c for c in Capability if c is not Capability.BACKEND_TOOL_INVOKE]
-    assert sorted(names) == sorted(everything_but_remote_tools)
+    # MCP servers need an administrator's allowlist: no MCP tool by default.
+    assert sorted(names) == sorted(c for c in Capability if c is not Capability.MCP_INVOKE)
     assert issued.feature_flags == {"approvalService": True, "auditService": True, "telemetryService": True}
 
 
@@ -65,7 +65,7 @@ name = "LLM.Call"
     assert acme.feature_flags == {"approvalService": False}
     assert acme.policy_bundle.llm_policy.allowed_models == ["*"]
     other = _service(tmp_path).issue(Principal("globex", "bob"), "sess_2", ["/p"], None)
-    assert len(other.policy_bundle.capabilities) == 7
+    assert len(other.policy_bundle.capabilities) == 8
 
 
 def test_a_default_file_applies_to_every_tenant_under_their_own(tmp_path: Path) -> None:
@@ -178,3 +178,21 @@ def test_retired_signing_keys_stay_published_so_their_bundles_still_verify() -> 
     assert len(keys) == 2
     assert verify_bundle(before, keys)
     assert verify_bundle(rotated.issue(ACME, "s", [], None).policy_bundle, keys)
+
+
+def test_the_builtin_default_offers_both_remote_tools_and_asks_before_every_web_fetch() -> None:
+    """WorkspaceSearch only reads the user's own workspace: granted without a question. WebFetch makes
+    the backend fetch a page the model chose: granted, under an approval rule that asks in every mode."""
+    bundle = _service(None).issue(ACME, "sess_1", ["/p"], None).policy_bundle
+    grant = bundle.grant(Capability.BACKEND_TOOL_INVOKE)
+    assert grant is not None
+    assert grant.allowed_tool_names == ["WorkspaceSearch", "WebFetch"]
+    assert not grant.requires_approval
+    asking = [rule for rule in bundle.approval_rules if rule.tool_names]
+    assert [(rule.approval_rule_id, rule.tool_names) for rule in asking] == [("web-fetch", ["WebFetch"])]
+
+
+def test_a_client_that_does_not_support_remote_tools_gets_no_grant_for_them() -> None:
+    supported = [c for c in Capability if c is not Capability.BACKEND_TOOL_INVOKE]
+    bundle = _service(None).issue(ACME, "sess_1", ["/p"], supported).policy_bundle
+    assert bundle.grant(Capability.BACKEND_TOOL_INVOKE) is None

@@ -495,8 +495,8 @@ def test_concurrent_audit_appends_make_one_unbroken_chain(stores: Stores, tenant
 
 def test_telemetry_is_stored_once_per_event_id(stores: Stores, tenant: str) -> None:
     records = [TelemetryRecord(tenant, f"e{i}", T0, T0 + timedelta(seconds=i), {"i": i}) for i in range(4)]
-    assert stores.telemetry.put_many(records[:3]) == 3
-    assert stores.telemetry.put_many(records[2:]) == 1
+    assert stores.telemetry.put_many(records[:3]) == records[:3]
+    assert stores.telemetry.put_many([*records[2:], records[3]]) == [records[3]]
     assert [r.event_id for r in stores.telemetry.list(tenant)] == ["e3", "e2", "e1", "e0"]
     assert stores.telemetry.list("someone-else") == []
 

@@ -227,7 +227,7 @@ def test_help_checks_on_request_a_bad_manifest_is_a_quiet_note_and_nothing_new_s
             )
             assert answer.text == "The agent runtime is up to date"
             assert answer.linger_seconds is not None
-            assert runtime_command(env) == [sys.executable, "-m", "agent_runtime"]
+            assert runtime_command(env) == [sys.executable, "-P", "-m", "agent_runtime"]
         assert [r.getMessage() for r in caplog.records if "runtime updates: checking" in r.getMessage()] == [
             f"runtime updates: checking {server.url}manifest.json (from COWORK_UPDATE_MANIFEST_URL) on the"
             " stable channel every 6 hours"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent_runtime.tool_runtime.tools.network.addresses import AddressPolicy
 from agent_runtime.tool_runtime.tools.network.http_request import HttpRequest, HttpRequestArguments
-from agent_runtime.tool_runtime.tools.network.resolver import Resolver, SystemResolver
+from contracts.addresses import AddressPolicy
+from contracts.egress import Resolver, SystemResolver
 
 __all__ = ["AddressPolicy", "HttpRequest", "HttpRequestArguments", "Resolver", "SystemResolver"]

@@ -27,9 +27,9 @@ from agent_runtime.tool_runtime.output.capture import Capture
 from agent_runtime.tool_runtime.output.results import ToolOutput
 from agent_runtime.tool_runtime.platform.encoding import looks_binary
 from agent_runtime.tool_runtime.tools.base import Arguments, Tool, ToolContext
-from agent_runtime.tool_runtime.tools.network.addresses import AddressPolicy, parse_host_ip
-from agent_runtime.tool_runtime.tools.network.resolver import Resolver, SystemResolver
 from agent_runtime.tool_runtime.tools.network.transport import GuardedNetworkBackend, GuardedTransport
+from contracts.addresses import AddressPolicy, parse_host_ip
+from contracts.egress import Resolver, SystemResolver
 from contracts.enums import ArtifactType, Capability, ToolName
 from contracts.errors import ErrorCode
 from contracts.urls import UrlRejected, parse_url_host

@@ -115,6 +115,7 @@ def test_the_public_surface_is_pinned() -> None:
         "DEFAULT_TIMEOUTS",
         "MAX_RESPONSE_BYTES",
         "POLICY_KEYS_VARIABLE",
+        "REMOTE_TOOL_TIMEOUT_S",
         "SESSION_GONE_REASONS",
         "TOKEN_VARIABLE",
         "URL_VARIABLE",
