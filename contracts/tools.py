@@ -90,6 +90,19 @@ class ToolResult(WireModel):
     tool_call_id: str | None = None
     artifacts: list[ToolArtifact] = Field(default_factory=list)
 
+    @classmethod
+    def answering(cls, request: ToolRequest, status: ToolStatus, **fields: Any) -> ToolResult:
+        """The result of ``request``: its tool name and ID chain, with ``status`` and ``fields``."""
+        return cls(
+            tool_name=request.tool_name,
+            session_id=request.session_id,
+            task_id=request.task_id,
+            step_id=request.step_id,
+            tool_call_id=request.tool_call_id,
+            status=status,
+            **fields,
+        )
+
     @model_validator(mode="after")
     def _error_matches_status(self) -> ToolResult:
         if self.status is ToolStatus.SUCCEEDED and self.error is not None:

@@ -117,12 +117,4 @@ class BackendToolRouter:
 
 
 def _outcome(request: ToolRequest, status: ToolStatus, code: ErrorCode, message: str) -> ToolResult:
-    return ToolResult(
-        tool_name=request.tool_name,
-        session_id=request.session_id,
-        task_id=request.task_id,
-        step_id=request.step_id,
-        tool_call_id=request.tool_call_id,
-        status=status,
-        error=ToolError(code=code, message=message),
-    )
+    return ToolResult.answering(request, status, error=ToolError(code=code, message=message))

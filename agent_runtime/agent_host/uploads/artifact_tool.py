@@ -203,13 +203,4 @@ def _read(path: str, max_bytes: int) -> bytes:
 def _result(
     request: ToolRequest, status: ToolStatus, *, output: str | None = None, error: ToolError | None = None
 ) -> ToolResult:
-    return ToolResult(
-        tool_name=request.tool_name,
-        session_id=request.session_id,
-        task_id=request.task_id,
-        step_id=request.step_id,
-        tool_call_id=request.tool_call_id,
-        status=status,
-        output_text=output,
-        error=error,
-    )
+    return ToolResult.answering(request, status, output_text=output, error=error)

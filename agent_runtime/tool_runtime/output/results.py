@@ -20,15 +20,8 @@ class ToolOutput:
 
 
 def succeeded_result(request: ToolRequest, output: ToolOutput) -> ToolResult:
-    return ToolResult(
-        tool_name=request.tool_name,
-        session_id=request.session_id,
-        task_id=request.task_id,
-        step_id=request.step_id,
-        tool_call_id=request.tool_call_id,
-        status=ToolStatus.SUCCEEDED,
-        output_text=output.text,
-        artifacts=output.artifacts,
+    return ToolResult.answering(
+        request, ToolStatus.SUCCEEDED, output_text=output.text, artifacts=output.artifacts
     )
 
 
@@ -41,13 +34,9 @@ def failed_result(
     artifacts: list[ToolArtifact] | None = None,
 ) -> ToolResult:
     """``{"status": "failed", "error": {"code", "message"}}`` (seed 003 §7.3)."""
-    return ToolResult(
-        tool_name=request.tool_name,
-        session_id=request.session_id,
-        task_id=request.task_id,
-        step_id=request.step_id,
-        tool_call_id=request.tool_call_id,
-        status=ToolStatus.FAILED,
+    return ToolResult.answering(
+        request,
+        ToolStatus.FAILED,
         error=ToolError(code=code, message=message),
         output_text=output_text,
         artifacts=artifacts or [],

@@ -11,10 +11,10 @@ import re
 
 from agent_runtime.tool_runtime.mcp.results import McpAttachment, TranslatedResult
 from agent_runtime.tool_runtime.output.artifacts import Spool, SpoolFile, inline_or_spooled
-from agent_runtime.tool_runtime.output.results import failed_result
+from agent_runtime.tool_runtime.output.results import ToolOutput, failed_result, succeeded_result
 from agent_runtime.tool_runtime.output.truncate import truncate_text
 from agent_runtime.tool_runtime.tools.base import DEFAULT_MAX_OUTPUT_BYTES
-from contracts.enums import ArtifactType, ToolStatus
+from contracts.enums import ArtifactType
 from contracts.errors import ErrorCode
 from contracts.tools import ToolArtifact, ToolRequest, ToolResult
 
@@ -42,16 +42,7 @@ def tool_result(request: ToolRequest, translated: TranslatedResult, spool: Spool
             output_text=shown if shown and shown != message else None,
             artifacts=artifacts,
         )
-    return ToolResult(
-        tool_name=request.tool_name,
-        session_id=request.session_id,
-        task_id=request.task_id,
-        step_id=request.step_id,
-        tool_call_id=request.tool_call_id,
-        status=ToolStatus.SUCCEEDED,
-        output_text=shown,
-        artifacts=artifacts,
-    )
+    return succeeded_result(request, ToolOutput(text=shown, artifacts=artifacts))
 
 
 def _attachment(spool: Spool, attachment: McpAttachment) -> ToolArtifact:
