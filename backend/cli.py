@@ -7,7 +7,10 @@ Commands::
     token         mint a bearer token for development (--tenant, --user, --ttl)
     keygen        create the auth and policy key pairs in the data directory
     purge         remove workspaces inactive for 90 days, orphaned artifacts and content; index for
-                  search the artifacts stored without an index entry
+                  search the artifacts stored without an index entry (--dry-run: list what would go)
+    migrate       create or update the store's tables (AWS: tables, GSIs, TTL, bucket; local: SQLite)
+    tenant create record a tenant and print its administrator's token once
+    keys rotate   new signing keys; the former ones verify for --keep-days more
     audit tail    a tenant's latest audit records as JSON lines (filters; --follow)
     audit verify  check a tenant's audit hash chain; exit 1 at the first broken link
                   (``audit-verify`` is the same command, kept under its former name)
@@ -50,7 +53,9 @@ from backend.common.errors import StorageError
 from backend.common.keys import KeyFileError, load_private_key, load_public_key
 from backend.common.logs import configure_logging
 from backend.common.settings import Settings
+from backend.deployment_commands import add_deployment_commands
 from backend.idle import IdleWatch
+from backend.key_rotation import retired_public_keys
 from backend.local_mode import (
     LOCAL_TENANT,
     KeyPairs,
@@ -73,6 +78,8 @@ __all__ = ["main"]
 logger = logging.getLogger("backend.cli")
 
 LOCAL_TOKEN_TTL = timedelta(days=30)
+_DRY_RUN_LISTED = 1000
+"""The most workspaces ``purge --dry-run`` lists (it says when there are more)."""
 
 
 class UsageError(Exception):
@@ -214,16 +221,27 @@ def _serving_keys(
     except KeyFileError as exc:
         raise UsageError(str(exc)) from None
     if not verifying and keys is not None:
-        verifying = [keys.auth.public_key()]
+        # After `keys rotate`, tokens the former auth key signed verify until its grace period ends.
+        verifying = [keys.auth.public_key(), *_data_dir_retired(args.data_dir, "auth")]
     if policy_key is None and keys is not None:
         policy_key = keys.policy
     return verifying, policy_key
 
 
-def _retired_keys(args: argparse.Namespace) -> list[Ed25519PublicKey]:
+def _retired_keys(args: argparse.Namespace, *, from_data_dir: bool) -> list[Ed25519PublicKey]:
     """Public keys of former policy signing keys: still published, so bundles they signed verify."""
     try:
-        return [load_public_key(path) for path in args.retired_policy_key or []]
+        given = [load_public_key(path) for path in args.retired_policy_key or []]
+    except KeyFileError as exc:
+        raise UsageError(str(exc)) from None
+    if from_data_dir:
+        given += _data_dir_retired(args.data_dir, "policy")
+    return given
+
+
+def _data_dir_retired(data_dir: Path, kind: str) -> list[Ed25519PublicKey]:
+    try:
+        return [retired.key for retired in retired_public_keys(data_dir, kind, SystemClock().now())]
     except KeyFileError as exc:
         raise UsageError(str(exc)) from None
 
@@ -247,6 +265,7 @@ def _serve(args: argparse.Namespace) -> int:
         else None
     )
     verifying, policy_key = _serving_keys(args, keys)
+    signs_with_data_dir_key = keys is not None and policy_key is keys.policy
     # Before the stores open, so what opening them does (removing interrupted uploads) is logged.
     configure_logging(args.log_level, args.log_file)
     stores = _open_stores(args, settings, serving=True)
@@ -257,7 +276,7 @@ def _serve(args: argparse.Namespace) -> int:
                 stores,
                 verifier=TokenVerifier(verifying, clock),
                 policy_key=policy_key,
-                retired_policy_keys=_retired_keys(args),
+                retired_policy_keys=_retired_keys(args, from_data_dir=signs_with_data_dir_key),
                 services=args.service or SERVICES,
                 settings=settings,
                 policies=policies,
@@ -395,6 +414,28 @@ def _purge(args: argparse.Namespace) -> int:
     settings = _settings(args)
     stores = _open_stores(args, settings)
     try:
+        if args.dry_run:
+            cutoff = SystemClock().now() - settings.workspace_inactivity
+            stale = stores.workspaces.list_inactive(cutoff, _DRY_RUN_LISTED + 1)
+            shown = [
+                {
+                    "tenantId": w.tenant_id,
+                    "workspaceId": w.workspace_id,
+                    "lastActiveAt": w.last_active_at.isoformat(),
+                }
+                for w in stale[:_DRY_RUN_LISTED]
+            ]
+            print(
+                json.dumps(
+                    {
+                        "dryRun": True,
+                        "inactiveBefore": cutoff.isoformat(),
+                        "workspaces": shown,
+                        "more": len(stale) > _DRY_RUN_LISTED,
+                    }
+                )
+            )
+            return 0
         service = WorkspaceService(stores.workspaces, stores.content, _NoSessions(), SystemClock(), settings)
         report = service.purge()
         indexed = service.index_backlog()
@@ -409,11 +450,14 @@ def _audit_verify(args: argparse.Namespace) -> int:
 
 
 def _aws_setup(args: argparse.Namespace) -> int:
+    print(json.dumps({"created": _create_aws_resources(args, Settings())}))
+    return 0
+
+
+def _create_aws_resources(args: argparse.Namespace, settings: Settings) -> list[str]:
     from backend.storage.aws import create_resources
 
-    created = create_resources(_aws_settings(args, Settings()))
-    print(json.dumps({"created": created}))
-    return 0
+    return create_resources(_aws_settings(args, settings))
 
 
 _OPERATOR_HOOKS = OperatorHooks(settings=_settings, open_stores=_open_stores, usage_error=UsageError)
@@ -517,10 +561,14 @@ def _parser() -> argparse.ArgumentParser:
 
     purge = commands.add_parser("purge", help="remove inactive workspaces and orphaned content")
     store(purge, ("local", "aws"))
+    purge.add_argument(
+        "--dry-run", action="store_true", help="list the workspaces a purge would remove; remove nothing"
+    )
     purge.set_defaults(run=_purge)
 
     add_operator_commands(commands, store, _OPERATOR_HOOKS)
     add_admin_commands(commands, store, _OPERATOR_HOOKS)
+    add_deployment_commands(commands, store, _OPERATOR_HOOKS, _create_aws_resources)
 
     verify = commands.add_parser("audit-verify", help="the same as 'audit verify'")
     store(verify, ("local", "aws"))

@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from cowork_release.buildinfo import DEFAULT_LOCK, write_build_info
 from cowork_release.errors import ReleaseError
 
 __all__ = ["BUILD_DIR", "DEFAULT_OUT", "DEFAULT_SPEC", "Frozen", "freeze", "run_pyinstaller"]
@@ -55,13 +56,19 @@ def run_pyinstaller(spec: Path, work: Path, dist: Path, *, quiet: bool = False) 
         raise ReleaseError(f"PyInstaller failed (exit {result.returncode}){': ' + tail[0] if tail else ''}")
 
 
-def freeze(spec: Path = DEFAULT_SPEC, out: Path = DEFAULT_OUT, *, quiet: bool = False) -> Frozen:
-    """Build the onedir tree into ``out/dist/agent-runtime`` (replacing an older one)."""
+def freeze(
+    spec: Path = DEFAULT_SPEC, out: Path = DEFAULT_OUT, *, quiet: bool = False, lock: Path = DEFAULT_LOCK
+) -> Frozen:
+    """Build the onedir tree into ``out/dist/agent-runtime`` (replacing an older one), recording the
+    dependency lock it was built from (:mod:`cowork_release.buildinfo`)."""
+    if not lock.is_file():
+        raise ReleaseError(f"{lock} is missing: the release build needs its lock file (requirements/lock)")
     dist = out / "dist"
     run_pyinstaller(spec, out / "work", dist, quiet=quiet)
     tree = dist / "agent-runtime"
     if not tree.is_dir():
         raise ReleaseError(f"PyInstaller finished but {tree} is missing")
+    write_build_info(tree, lock)
     return Frozen(dist=tree)
 
 
