@@ -31,12 +31,21 @@ def save_snapshot(
     now: datetime,
     policy_bundle_version: str,
     event: bool = False,
+    journal: bool = False,
 ) -> None:
     """Write the checkpoint (atomic, durable); with ``event`` also the ``conversation_snapshot`` event.
-    A failed write is logged and the session goes on (seed 000 §11): the next checkpoint tries again."""
+    A failed write is logged and the session goes on (seed 000 §11): the next checkpoint tries again.
+
+    ``journal``: a state within a task (a step's start or end), made just as durable, but as a small
+    record in the step journal on top of the last checkpoint where that can be done
+    (:meth:`CheckpointStore.write_step`)."""
     snapshot = runtime.snapshot(now=now, policy_bundle_version=policy_bundle_version)
-    data: bytes | None
+    data: bytes | None = None
     try:
+        if journal and not event:
+            if store.write_step(snapshot):
+                runtime.legacy_restore = None
+            return
         data = store.write(snapshot)
     except OSError as exc:
         logger.warning("Could not write the checkpoint: %s", exc)

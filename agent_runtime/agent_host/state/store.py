@@ -5,6 +5,9 @@ on restart (§9.5), deleted on clean session end or when the Session Service say
 (§9.6). One that cannot be used (§9.7) is not deleted but renamed to
 ``<sessionId>.json.corrupt-<UTC time>`` beside it: it no longer blocks the session ID, and whoever
 looks into why recovery failed still has the bytes.
+
+The images of the thread are not in the checkpoint but in files beside it (:mod:`.images`), written
+before the checkpoint that names them, read back by :meth:`CheckpointStore.load`, deleted with it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import os
 import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import ValidationError
 
@@ -29,6 +34,8 @@ from agent_runtime.agent_host.state.files import (
     replace_file,
     temp_prefix,
 )
+from agent_runtime.agent_host.state.images import ImageFiles
+from agent_runtime.agent_host.state.journal import JOURNAL_SUFFIX, StepJournal, encode_record, latest_state
 from agent_runtime.agent_host.state.location import checkpoints_dir, runtime_data_dir, safe_session_id
 from agent_runtime.agent_host.state.serialize import CheckpointDocument, CheckpointEncoder
 from contracts.checkpoint import SUPPORTED_CHECKPOINT_VERSIONS, Checkpoint, checkpoint_problem
@@ -39,12 +46,17 @@ __all__ = ["CHECKPOINT_SUFFIX", "CORRUPT_MARK", "MAX_CHECKPOINT_BYTES", "Checkpo
 
 logger = logging.getLogger(__name__)
 
+_Document = TypeVar("_Document", Checkpoint, SessionRuntimeSnapshot)
+
 CHECKPOINT_SUFFIX = ".json"
 CORRUPT_MARK = ".corrupt-"
 """``<sessionId>.json.corrupt-<UTC time>``: a checkpoint set aside; never read back as a checkpoint."""
 # Far above any real session (tool output is capped at 100 KiB a result) yet small enough that a
 # stray huge file cannot exhaust memory when read back on start-up.
 MAX_CHECKPOINT_BYTES = 512 * 1024 * 1024
+# A journal may grow as large as its checkpoint (so the records cost at most as much as rewriting it
+# would have), and at least this large, so that a short session's steps are records too.
+_MIN_JOURNAL_BYTES = 256 * 1024
 
 
 class CheckpointStore:
@@ -57,6 +69,11 @@ class CheckpointStore:
         self.directory = directory
         self._lock = threading.Lock()
         self._encoder = CheckpointEncoder()
+        self._images = ImageFiles(directory)
+        # Per session: the bytes of its last checkpoint written here and the messages it held (by
+        # identity): what a journal record builds on.
+        self._written: dict[str, tuple[bytes, list[int]]] = {}
+        self._journals: dict[str, StepJournal] = {}
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str]) -> CheckpointStore:
@@ -80,16 +97,58 @@ class CheckpointStore:
         """
         path = self.path_for(checkpoint.session_id)
         with self._lock:
-            data = self._encoder.encode(checkpoint)
+            private_directory(self.directory)
+            data = self._encoder.encode(checkpoint, partial(self._images.referenced, checkpoint.session_id))
             if len(data) > MAX_CHECKPOINT_BYTES:
                 raise OSError(
                     errno.EFBIG,
                     f"checkpoint of {len(data):,} bytes exceeds the {MAX_CHECKPOINT_BYTES:,}-byte limit",
                 )
-            private_directory(self.directory)
             self._remove_leftovers(path)
             replace_file(path, data)
+            if isinstance(checkpoint, SessionRuntimeSnapshot):
+                self._written[checkpoint.session_id] = (
+                    data,
+                    [id(message) for message in checkpoint.transcript.messages],
+                )
+                journal = self._journals.get(checkpoint.session_id)
+                if journal is not None:
+                    journal.restart()
+            else:
+                self._written.pop(checkpoint.session_id, None)
         return data
+
+    def write_step(self, snapshot: CheckpointDocument) -> bool:
+        """Make ``snapshot`` durable as cheaply as possible: True if that took a whole checkpoint, False
+        if a record in the step journal on top of the last checkpoint did (:mod:`.journal`).
+
+        A record needs the session's last checkpoint to have been written by this store and its
+        messages to be the start of the snapshot's, unchanged; otherwise (the first write after a
+        restore, a compacted thread, a legacy document), or once the journal has grown as large as
+        the checkpoint, the checkpoint is written. Raises ``OSError``. Either way, once this returns a
+        crash restores ``snapshot`` (:meth:`load`).
+        """
+        if not isinstance(snapshot, SessionRuntimeSnapshot):
+            self.write(snapshot)
+            return True
+        messages = snapshot.transcript.messages
+        with self._lock:
+            written = self._written.get(snapshot.session_id)
+            if written is not None:
+                base, ids = written
+                kept = len(ids)
+                if len(messages) >= kept and all(
+                    id(message) == key for message, key in zip(messages, ids, strict=False)
+                ):
+                    journal = self._journal(snapshot.session_id)
+                    images = partial(self._images.referenced, snapshot.session_id)
+                    envelope, added = self._encoder.encode_after(snapshot, kept, images)
+                    record = encode_record(base, kept, envelope, added)
+                    if journal.size + len(record) <= max(len(base), _MIN_JOURNAL_BYTES):
+                        journal.append(record)
+                        return False
+        self.write(snapshot)
+        return True
 
     def load(self, session_id: str) -> CheckpointDocument | None:
         """The session's checkpoint — a ``session_runtime_v2`` snapshot, or a legacy ``"1.0"``
@@ -104,9 +163,27 @@ class CheckpointStore:
         with self._lock:
             self._remove_leftovers(path)
             try:
-                return self._read(path, session_id)
+                checkpoint = self._read(path, session_id)
             except CheckpointCorrupt as exc:
                 raise self._set_aside(path, exc) from None
+            if isinstance(checkpoint, SessionRuntimeSnapshot):
+                return self._with_images(checkpoint)
+            return None if checkpoint is None else self._with_images(checkpoint)
+
+    def with_images(self, document: _Document) -> _Document:
+        """``document`` (a checkpoint, or a snapshot of the session's event log, which carries the same
+        bytes) with its images read back from their files, as :meth:`load` returns it."""
+        with self._lock:
+            return self._with_images(document)
+
+    def _with_images(self, document: _Document) -> _Document:
+        if isinstance(document, SessionRuntimeSnapshot):
+            messages = self._images.resolved(document.session_id, document.transcript.messages)
+            transcript = document.transcript.model_copy(update={"messages": messages})
+            return document.model_copy(update={"transcript": transcript})
+        return document.model_copy(
+            update={"thread": self._images.resolved(document.session_id, document.thread)}
+        )
 
     def set_aside(
         self, session_id: str, reason: str, *, workspace_id: str | None = None
@@ -135,6 +212,8 @@ class CheckpointStore:
         with self._lock:
             self._remove_leftovers(path)
             path.unlink(missing_ok=True)
+            self._forget(session_id)
+            self._images.delete(session_id)
 
     def session_ids(self) -> list[str]:
         """Sessions that have a checkpoint here, most recently written first."""
@@ -175,7 +254,16 @@ class CheckpointStore:
                 f"the checkpoint file could not be read ({exc.strerror or type(exc).__name__})",
                 session_id=session_id,
             ) from None
-        checkpoint = _parse(raw, session_id)
+        latest = self._with_journal(raw, session_id)
+        try:
+            checkpoint = _parse(latest, session_id)
+        except CheckpointCorrupt:
+            if latest is raw:
+                raise
+            # The journal's state does not validate (never written so by this store): the checkpoint
+            # it builds on still may.
+            logger.warning("session %s: ignoring a step journal whose state is not valid", session_id)
+            checkpoint = _parse(raw, session_id)
         if checkpoint.session_id != session_id:
             raise CheckpointCorrupt(
                 f"the checkpoint file of session {session_id} holds session {checkpoint.session_id[:80]}",
@@ -194,6 +282,33 @@ class CheckpointStore:
             )
         return checkpoint
 
+    def _journal(self, session_id: str) -> StepJournal:
+        found = self._journals.get(session_id)
+        if found is None:
+            found = self._journals[session_id] = StepJournal(self._journal_path(session_id))
+        return found
+
+    def _journal_path(self, session_id: str) -> Path:
+        return self.directory / f"{safe_session_id(session_id)}{JOURNAL_SUFFIX}"
+
+    def _with_journal(self, raw: bytes, session_id: str) -> bytes:
+        """The checkpoint brought up to the session's last journal record for it, if there is one."""
+        journal = self._journal(session_id).read()
+        if not journal:
+            return raw
+        latest = latest_state(raw, journal)
+        if latest is None:
+            return raw
+        logger.info("session %s: brought the checkpoint up to its step journal", session_id)
+        return latest
+
+    def _forget(self, session_id: str) -> None:
+        """Drop the session's journal and what a record would build on."""
+        self._written.pop(session_id, None)
+        found = self._journals.pop(session_id, None)
+        with contextlib.suppress(OSError):
+            (found or StepJournal(self._journal_path(session_id))).discard()
+
     def _set_aside(self, path: Path, corrupt: CheckpointCorrupt) -> CheckpointCorrupt:
         """Rename the corrupt checkpoint beside itself (deleted only if it cannot be renamed: a corrupt
         file must never block its session again); log and return ``corrupt`` saying where it went."""
@@ -209,6 +324,10 @@ class CheckpointStore:
             moved = None
             with contextlib.suppress(OSError):
                 path.unlink(missing_ok=True)
+        self._forget(corrupt.session_id)  # a record is only ever applied to its own checkpoint
+        # the session starts afresh and never resumes from the set-aside file: its images go
+        with contextlib.suppress(OSError):
+            self._images.delete(corrupt.session_id)
         corrupt.moved_to = moved.name if moved is not None else None
         logger.error(
             "checkpoint of session %s is corrupt: %s; %s",

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import pytest
 
+from agent_runtime.agent_host.state.store import CheckpointStore
 from agent_runtime.scripted_gateway import ScriptedGateway
 from contracts.errors import ErrorCode
 from contracts.ipc.client import ChildProcess, JsonRpcClient
@@ -428,7 +429,8 @@ async def test_the_step_limit_warning_task_count_and_duration_survive_a_kill(
         await first.event("llm_request_started", count=6)  # task_1's call, four steps, then step 5
         await first.kill()
         gateway.release()
-        saved = SessionRuntimeSnapshot.model_validate_json(checkpoint_path(data_dir, session_id).read_bytes())
+        # As the runtime loads it: the checkpoint brought up to its step journal's last record.
+        saved = CheckpointStore(data_dir / "checkpoints").load(session_id)
 
         second = await launch(gateway.url)
         await second.resume(session_id)
@@ -438,6 +440,7 @@ async def test_the_step_limit_warning_task_count_and_duration_survive_a_kill(
         completed = await second.event("session_completed")
 
     assert warning["payload"] == {"stepCount": 4, "maxSteps": 6}
+    assert isinstance(saved, SessionRuntimeSnapshot)
     assert saved.loop.task is not None
     assert saved.loop.task.step_count == 4
     assert end["eventType"] == "task_completed", end

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import logging
 import os
+import queue
 import select
 import signal
 import subprocess
@@ -71,36 +72,95 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start the shell on the command: its own process group (POSIX session / Windows group)."""
     stdin = subprocess.PIPE if with_stdin else subprocess.DEVNULL
+    args: str | list[str]
     if sys.platform == "win32":
+        args = shell.command_line or list(shell.argv)
         flags = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
-        return subprocess.Popen(
-            shell.command_line or list(shell.argv),
-            cwd=cwd,
-            env=dict(env),
-            stdin=stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            creationflags=flags,
-        )
+    else:
+        args, flags = list(shell.argv), 0
     return subprocess.Popen(
-        list(shell.argv),
+        args,
         cwd=cwd,
         env=dict(env),
         stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         bufsize=0,
-        start_new_session=True,
+        creationflags=flags,
+        start_new_session=sys.platform != "win32",
     )
 
 
-def in_thread(loop: asyncio.AbstractEventLoop, function: Callable[[], T], name: str) -> asyncio.Future[T]:
-    """Run a blocking call on its own daemon thread; its outcome arrives as a future on ``loop``.
+_Job = Callable[[], Callable[[], None]]
+"""A blocking call that never raises; it returns what then reports its outcome."""
+
+
+class _Workers:
+    """Daemon threads that run one blocking call at a time and then wait, idle, for the next one.
 
     Not the default executor: a command can block a thread for as long as it runs, and a handful of
-    long commands must not starve every other ``to_thread`` user.
+    long commands must not starve every other ``to_thread`` user; so a call never queues behind a
+    busy thread — with none idle, a new one starts. Reusing idle threads keeps ``Thread.start`` off
+    the command's path: it blocks until the new thread runs, which on a busy machine costs a
+    millisecond or more per thread, two per command. Idle threads end after a while; daemon threads
+    never hold up the interpreter's exit behind a command that still runs.
     """
+
+    IDLE_SECONDS = 60.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[_Job, str]] = queue.SimpleQueue()
+        self._idle = 0
+
+    def run(self, job: _Job, name: str) -> None:
+        """Run ``job`` on an idle thread or a new one. The job returns what tells its outcome: that
+        runs only once the thread counts as idle again, so the caller's next job finds it idle."""
+        with self._lock:
+            if self._idle > 0:
+                self._idle -= 1  # claimed: that thread takes this job off the queue
+                self._jobs.put((job, name))
+                return
+        threading.Thread(target=self._work, args=(job, name), name=name, daemon=True).start()
+
+    def forget(self) -> None:
+        """After ``fork``: the child has none of the parent's threads, idle or not."""
+        self._lock = threading.Lock()
+        self._jobs = queue.SimpleQueue()
+        self._idle = 0
+
+    def _work(self, job: _Job, name: str) -> None:
+        next_job: tuple[_Job, str] | None = (job, name)
+        while next_job is not None:
+            job, name = next_job
+            threading.current_thread().name = name
+            tell = job()
+            with self._lock:
+                self._idle += 1
+            tell()
+            next_job = self._next_job()
+
+    def _next_job(self) -> tuple[_Job, str] | None:
+        """The next job for this idle thread, or None once it has been idle long enough to end."""
+        while True:
+            try:
+                return self._jobs.get(timeout=self.IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if self._jobs.empty():
+                        self._idle -= 1
+                        return None
+                # A job was handed over just as the wait ran out: wait again, still counted idle.
+
+
+_workers = _Workers()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_workers.forget)
+
+
+def in_thread(loop: asyncio.AbstractEventLoop, function: Callable[[], T], name: str) -> asyncio.Future[T]:
+    """Run a blocking call on a thread of its own (an idle one reused); its outcome arrives as a
+    future on ``loop``."""
     future: asyncio.Future[T] = loop.create_future()
 
     def settle(value: T | None, error: BaseException | None) -> None:
@@ -111,19 +171,18 @@ def in_thread(loop: asyncio.AbstractEventLoop, function: Callable[[], T], name: 
         else:
             future.set_result(value)  # type: ignore[arg-type]
 
-    def target() -> None:
+    def target() -> Callable[[], None]:
         try:
             value = function()
         except BaseException as exc:
-            post(None, exc)
-        else:
-            post(value, None)
+            return functools.partial(post, None, exc)
+        return functools.partial(post, value, None)
 
     def post(value: T | None, error: BaseException | None) -> None:
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
             loop.call_soon_threadsafe(settle, value, error)
 
-    threading.Thread(target=target, name=name, daemon=True).start()
+    _workers.run(target, name)
     return future
 
 
