@@ -1,5 +1,5 @@
-"""The embedded default (DESIGN.md): the data directory, the key pairs kept in it, and the state file
-the desktop and the runtime read to find and call their local backend.
+"""The embedded default (docs/architecture/index.md): the data directory, the key pairs kept in it,
+and the state file the desktop and the runtime read to find and call their local backend.
 
 ``<data dir>/backend.json`` (owner-only, 0600) while the server runs::
 
@@ -84,7 +84,7 @@ def write_state_file(
         "policyKeys": policy_keys.to_wire()["keys"],
         "startedAt": started_at.isoformat(),
     }
-    write_atomically(path, json.dumps(state, indent=2).encode(), owner_only=True)
+    write_atomically(path, json.dumps(state, indent=2).encode())
     return path
 
 

@@ -17,7 +17,15 @@ from __future__ import annotations
 import re
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 
-__all__ = ["AddressPolicy", "IPAddress", "as_address", "embedded_ipv4", "parse_host_ip", "parse_ipv4_loose"]
+__all__ = [
+    "AddressPolicy",
+    "IPAddress",
+    "as_address",
+    "embedded_ipv4",
+    "is_loopback_host",
+    "parse_host_ip",
+    "parse_ipv4_loose",
+]
 
 IPAddress = IPv4Address | IPv6Address
 
@@ -166,6 +174,24 @@ class AddressPolicy:
                 same = str(literal) == host.strip("[]").rstrip(".").lower()
                 return f"a {problem} address" if same else f"{literal}, a {problem} address"
         return None
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a URL's host, an IPv6 literal with or without brackets) is this machine by its
+    spelling alone, with no name lookup that could be answered from elsewhere: ``localhost`` or a
+    loopback address (127.0.0.0/8, also mapped into IPv6, and ``::1``). ``*.localhost`` names are not
+    trusted to resolve locally; for the loose IPv4 spellings (``127.1``) see :func:`parse_host_ip`."""
+    if host.lower() == "localhost":
+        return True
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        address = ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(address, IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
 
 
 def as_address(text: str) -> IPAddress | None:

@@ -86,7 +86,14 @@ def checkpoint_problem(checkpoint: Checkpoint) -> str | None:
     damaged or hand-edited file breaks them. The thread's own order is the conversation thread's rule,
     checked when the runtime rebuilds it.
     """
-    task = checkpoint.task
+    return resume_problem(checkpoint.task, checkpoint.step_cursor, checkpoint.policy_bundle_version)
+
+
+def resume_problem(
+    task: CheckpointTask | None, step_cursor: str | None, policy_bundle_version: str
+) -> str | None:
+    """:func:`checkpoint_problem`'s rules for the parts of a checkpoint (v1) or snapshot (v2) they
+    judge; None if they allow a resume."""
     if task is not None and task.step_count > task.max_steps:
         return (
             f"task {task.task_id[:80]} has taken {task.step_count} steps,"
@@ -95,10 +102,7 @@ def checkpoint_problem(checkpoint: Checkpoint) -> str | None:
     try:
         # Seed 000 §9.5: the cursor and the bundle version go back to the Session Service on resume.
         ResumeSessionRequest.model_validate(
-            {
-                "checkpointCursor": checkpoint.step_cursor,
-                "policyBundleVersion": checkpoint.policy_bundle_version,
-            }
+            {"checkpointCursor": step_cursor, "policyBundleVersion": policy_bundle_version}
         )
     except ValidationError as exc:
         shape = invalid_request(exc)

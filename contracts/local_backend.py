@@ -1,5 +1,5 @@
-"""The embedded local backend's files: how its clients find it, share it and let it go (DESIGN.md
-"The embedded default").
+"""The embedded local backend's files: how its clients find it, share it and let it go
+(docs/architecture/index.md, "The embedded default").
 
 One backend serves a user data directory (``<user data dir>/Cowork/backend``), shared by every client
 on it — ``cowork exec`` runs and desktop windows — and it outlives them for an idle timeout, so the
@@ -142,14 +142,15 @@ def idle_timeout_from(environ: Mapping[str, str]) -> float:
 
 
 @contextlib.contextmanager
-def try_lock(path: Path) -> Iterator[bool]:
+def try_lock(path: Path, *, wait: bool = False) -> Iterator[bool]:
     """An exclusive lock on ``path`` between processes, without waiting: yields whether it was taken.
+    With ``wait`` it waits for the lock instead (and yields True).
 
     Held until the block ends or the process dies (the OS drops it then, whatever the death).
     """
     stream: IO[bytes] = open(path, "a+b")  # noqa: SIM115 - held open for the lock's lifetime
     try:
-        if not _lock(stream):
+        if not _lock(stream, wait):
             yield False
             return
         try:
@@ -217,11 +218,13 @@ def live_leases(directory: Path, *, ignore: Path | None = None) -> int:
 if sys.platform == "win32":
     import msvcrt
 
-    def _lock(stream: IO[bytes]) -> bool:
+    def _lock(stream: IO[bytes], wait: bool = False) -> bool:
         stream.seek(0)
         try:
-            msvcrt.locking(stream.fileno(), msvcrt.LK_NBLCK, 1)
+            msvcrt.locking(stream.fileno(), msvcrt.LK_LOCK if wait else msvcrt.LK_NBLCK, 1)
         except OSError:
+            if wait:
+                raise  # LK_LOCK gives up after ten seconds
             return False
         return True
 
@@ -233,9 +236,9 @@ if sys.platform == "win32":
 else:
     import fcntl
 
-    def _lock(stream: IO[bytes]) -> bool:
+    def _lock(stream: IO[bytes], wait: bool = False) -> bool:
         try:
-            fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(stream.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
             return False
         return True

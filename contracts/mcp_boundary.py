@@ -56,7 +56,8 @@ class ElicitationReply:
 
 
 class McpEmit(Protocol):
-    """``EventEmitter.emit``: never blocks, never raises."""
+    """``EventEmitter.emit``: never blocks, never raises. The host's approval gate and elicitation
+    broker take it too (``approval.EmitFn``)."""
 
     def __call__(
         self,

@@ -13,18 +13,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from contracts._base import UtcDatetime, WireModel
 from contracts.approvals import ApprovalDecisionRecord
 from contracts.checklist import SessionChecklist
-from contracts.checkpoint import CheckpointTask
+from contracts.checkpoint import CheckpointTask, resume_problem
 from contracts.compaction import CompactionState
 from contracts.enums import ApprovalMode, SessionStatus
 from contracts.instructions import ProjectInstructions
 from contracts.messages import ConversationMessage
-from contracts.rest.sessions import ResumeSessionRequest
-from contracts.validation import invalid_request
 
 __all__ = [
     "SNAPSHOT_SCHEMA",
@@ -149,20 +147,4 @@ def snapshot_problem(snapshot: SessionRuntimeSnapshot) -> str | None:
     """Why a well-formed v2 snapshot still cannot be resumed (the rules of
     :func:`contracts.checkpoint.checkpoint_problem`); None if it can."""
     task = snapshot.loop.task
-    if task is not None and task.step_count > task.max_steps:
-        return (
-            f"task {task.task_id[:80]} has taken {task.step_count} steps,"
-            f" more than its maxSteps of {task.max_steps}"
-        )
-    try:
-        ResumeSessionRequest.model_validate(
-            {
-                "checkpointCursor": task.step_cursor if task else None,
-                "policyBundleVersion": snapshot.policy_bundle_version,
-            }
-        )
-    except ValidationError as exc:
-        shape = invalid_request(exc)
-        field = {"checkpointCursor": "stepCursor"}.get(shape.details["field"], shape.details["field"])
-        return f"its {field} cannot be sent to the Session Service: {field} {shape.details['problem']}"
-    return None
+    return resume_problem(task, task.step_cursor if task else None, snapshot.policy_bundle_version)

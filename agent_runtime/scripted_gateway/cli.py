@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import os
 import signal
 import sys
 from pathlib import Path
+
+from contracts.addresses import is_loopback_host
 
 from .app import GatewayApp
 from .script import ScriptError, load_script
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"scripted gateway: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 2
-    if not _is_loopback(args.host):
+    if not is_loopback_host(args.host):
         print(f"scripted gateway: warning: listening on {args.host}, beyond this machine", file=sys.stderr)
     certificate = GatewayCertificate.generate(args.host) if args.tls else None
     if certificate is not None and args.tls_cert_out:
@@ -129,12 +130,3 @@ def main(argv: list[str] | None = None) -> int:
 
     asyncio.run(serve())
     return 0
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

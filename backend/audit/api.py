@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from backend.audit.repository import AuditFilter
 from backend.audit.service import AuditService
-from backend.common.body import read_one_or_many
+from backend.common.body import read_events
 from backend.common.openapi import body_spec, error_responses
 from backend.common.responses import json_response
 from backend.common.runner import Runner
@@ -39,13 +39,7 @@ def router(service: AuditService, authenticate: Authenticator, runner: Runner, l
         openapi_extra=body_spec(EventEnvelope, array_of=EventEnvelope),
     )
     async def append(request: Request) -> Response:
-        events = await read_one_or_many(
-            request,
-            EventEnvelope,
-            limits.max_json_body_bytes,
-            limits.max_events_per_batch,
-            limits.max_event_bytes,
-        )
+        events = await read_events(request, limits)
         return json_response(await runner(service.append, caller_of(request), events), status_code=201)
 
     @api.get(

@@ -19,10 +19,20 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import from_json
 
 from backend.common.errors import BackendError, invalid, not_json, too_large
+from backend.common.settings import Limits
 from contracts.errors import ErrorCode
+from contracts.events import EventEnvelope
 from contracts.validation import invalid_request
 
-__all__ = ["UploadBudget", "parse_json", "parse_json_as", "read_body", "read_json", "read_one_or_many"]
+__all__ = [
+    "UploadBudget",
+    "parse_json",
+    "parse_json_as",
+    "read_body",
+    "read_events",
+    "read_json",
+    "read_one_or_many",
+]
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -118,6 +128,17 @@ async def read_one_or_many(
                 f"[{index}] is larger than {max_item_bytes} bytes", status_code=413, field=f"[{index}]"
             )
     return items
+
+
+async def read_events(request: Request, limits: Limits) -> list[EventEnvelope]:
+    """An event body (the audit and telemetry services'): one envelope or a batch, within ``limits``."""
+    return await read_one_or_many(
+        request,
+        EventEnvelope,
+        limits.max_json_body_bytes,
+        limits.max_events_per_batch,
+        limits.max_event_bytes,
+    )
 
 
 async def read_json(request: Request, model: type[M], limit: int, *, empty_ok: bool = False) -> M:

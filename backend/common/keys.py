@@ -70,7 +70,7 @@ def load_or_create_private_key(path: Path) -> Ed25519PrivateKey:
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
     private_directory(path.parent)
-    write_atomically(path, pem, owner_only=True)
+    write_atomically(path, pem)
     public = key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
     path.with_name(path.name + ".pub").write_bytes(public)
     # Two processes starting at once may both have generated a key; whichever rename landed last

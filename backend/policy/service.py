@@ -20,7 +20,7 @@ from contracts.policy import PolicyBundle
 from contracts.rest.policies import IssuedBundle, PolicyKey, PolicyKeySet
 from contracts.signing import key_id, public_key_to_text, sign_bundle
 
-__all__ = ["PolicyService", "policy_revoked", "policy_version"]
+__all__ = ["PolicyService", "policy_revoked", "policy_version", "tenant_policy"]
 
 _VERSION_EXCLUDES = {"session_id", "tenant_id", "user_id", "expires_at", "version", "signature"}
 
@@ -31,6 +31,19 @@ def policy_version(bundle: PolicyBundle) -> str:
     content = bundle.model_dump(mode="json", by_alias=True, exclude=_VERSION_EXCLUDES, exclude_none=True)
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def tenant_policy(policies: PolicyDirectory, tenant_id: str) -> TenantPolicy:
+    """The tenant's policy; a 500 ``POLICY_BUNDLE_INVALID`` when its configuration does not validate
+    (the directory logs why: only an administrator can fix it)."""
+    try:
+        return policies.for_tenant(tenant_id)
+    except PolicyConfigError:
+        raise BackendError(
+            ErrorCode.POLICY_BUNDLE_INVALID,
+            "The policy configuration for this tenant is invalid; an administrator must fix it",
+            status_code=500,
+        ) from None
 
 
 def policy_revoked(reason: str | None, version: int) -> BackendError:
@@ -82,14 +95,7 @@ class PolicyService:
         revoked = self._policies.states.read(principal.tenant_id)
         if revoked.revoked:
             raise policy_revoked(revoked.reason, revoked.version)
-        try:
-            policy = self._policies.for_tenant(principal.tenant_id)
-        except PolicyConfigError:
-            raise BackendError(
-                ErrorCode.POLICY_BUNDLE_INVALID,
-                "The policy configuration for this tenant is invalid; an administrator must fix it",
-                status_code=500,
-            ) from None
+        policy = tenant_policy(self._policies, principal.tenant_id)
         base = self._base(policy, tuple(workspace_paths), None if supported is None else frozenset(supported))
         now = self._clock.now()
         bundle = base.model_copy(

@@ -3,7 +3,7 @@
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from backend.common.body import read_one_or_many
+from backend.common.body import read_events
 from backend.common.openapi import body_spec, error_responses
 from backend.common.responses import json_response
 from backend.common.runner import Runner
@@ -32,13 +32,7 @@ def router(
         openapi_extra=body_spec(EventEnvelope, array_of=EventEnvelope),
     )
     async def ingest(request: Request) -> Response:
-        events = await read_one_or_many(
-            request,
-            EventEnvelope,
-            limits.max_json_body_bytes,
-            limits.max_events_per_batch,
-            limits.max_event_bytes,
-        )
+        events = await read_events(request, limits)
         return json_response(await runner(service.ingest, caller_of(request), events), status_code=202)
 
     return api

@@ -126,26 +126,24 @@ def _arguments(model: type[WireModel], arguments: dict[str, Any]) -> WireModel:
 
 
 def _succeeded(tool_name: str, request: InvokeToolRequest, output: ToolOutput) -> ToolResult:
-    return ToolResult(
-        tool_name=tool_name,
-        session_id=request.session_id,
-        task_id=request.task_id,
-        step_id=request.step_id,
-        tool_call_id=request.tool_call_id,
-        status=ToolStatus.SUCCEEDED,
-        output_text=output.text,
-        artifacts=output.artifacts,
+    return _answering(
+        tool_name, request, ToolStatus.SUCCEEDED, output_text=output.text, artifacts=output.artifacts
     )
 
 
 def _failed(tool_name: str, request: InvokeToolRequest, code: ErrorCode, message: str) -> ToolResult:
+    error = ToolError(code=code, message=message)
+    return _answering(tool_name, request, ToolStatus.FAILED, output_text=message, error=error)
+
+
+def _answering(tool_name: str, request: InvokeToolRequest, status: ToolStatus, **fields: Any) -> ToolResult:
+    # ToolResult.answering's counterpart for the REST request, which names its tool in the URL path.
     return ToolResult(
         tool_name=tool_name,
         session_id=request.session_id,
         task_id=request.task_id,
         step_id=request.step_id,
         tool_call_id=request.tool_call_id,
-        status=ToolStatus.FAILED,
-        output_text=message,
-        error=ToolError(code=code, message=message),
+        status=status,
+        **fields,
     )

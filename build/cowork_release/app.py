@@ -20,19 +20,19 @@
 from __future__ import annotations
 
 import gzip
-import ipaddress
 import json
 import os
 import shutil
 import stat
 import subprocess
 import tarfile
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from contracts.addresses import is_loopback_host
+from contracts.atomic import atomic_writer
 from contracts.release import FILE_LIST_NAME, BundleFileList, Channel, Platform, current_platform
 from cowork_release.appinfo import (
     APP_NAME,
@@ -61,7 +61,6 @@ __all__ = [
 
 DEFAULT_APP_SPEC = REPO_ROOT / "installer" / "cowork.spec"
 STAGING_NAME = ".cowork-app-build"
-_LOOPBACK_NAMES = ("localhost", "localhost.")
 
 
 @dataclass(frozen=True)
@@ -93,20 +92,11 @@ def check_manifest_url(url: str) -> str:
         raise ReleaseError("--manifest-url must not carry credentials: every installation would hold them")
     if parts.scheme == "https":
         return text
-    if parts.scheme == "http" and _is_loopback(parts.hostname):
+    if parts.scheme == "http" and is_loopback_host(parts.hostname.removesuffix(".")):
         return text
     raise ReleaseError(
         f"--manifest-url must be https (http only for this machine, e.g. a test site), not {text[:200]!r}"
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def build_app(
@@ -300,32 +290,23 @@ def pack_linux_app(app: Path, target: Path) -> Path:
     and renamed into place.
     """
     mtime = _epoch()
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with (
-            os.fdopen(fd, "wb") as raw,
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=mtime, compresslevel=6) as zipped,
-            tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar,
-        ):
-            first_copy: dict[tuple[int, int, str], str] = {}
-            for name, path in _entries(app):
-                info, content = _member(name, path, app, mtime)
-                if content is None:
-                    tar.addfile(info)
-                    continue
-                key = (info.size, info.mode, file_sha256(content))
-                if key in first_copy:  # Cowork and cowork-cli: the same bootloader and archive
-                    info.type, info.linkname, info.size = tarfile.LNKTYPE, first_copy[key], 0
-                    tar.addfile(info)
-                    continue
-                first_copy[key] = name
-                with content.open("rb") as stream:
-                    tar.addfile(info, stream)
-        with open(temporary, "rb+") as written:
-            os.fsync(written.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with (
+        atomic_writer(target, mode=0o644) as out,
+        gzip.GzipFile(filename="", mode="wb", fileobj=out.stream, mtime=mtime, compresslevel=6) as zipped,
+        tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        first_copy: dict[tuple[int, int, str], str] = {}
+        for name, path in _entries(app):
+            info, content = _member(name, path, app, mtime)
+            if content is None:
+                tar.addfile(info)
+                continue
+            key = (info.size, info.mode, file_sha256(content))
+            if key in first_copy:  # Cowork and cowork-cli: the same bootloader and archive
+                info.type, info.linkname, info.size = tarfile.LNKTYPE, first_copy[key], 0
+                tar.addfile(info)
+                continue
+            first_copy[key] = name
+            with content.open("rb") as stream:
+                tar.addfile(info, stream)
     return target

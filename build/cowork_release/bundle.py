@@ -20,7 +20,6 @@ import io
 import os
 import stat
 import tarfile
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import IO
 
 from pydantic import ValidationError
 
+from contracts.atomic import atomic_writer
 from contracts.release import (
     BUNDLE_TOP_DIR,
     FILE_LIST_NAME,
@@ -170,20 +170,12 @@ def package(dist: Path, *, runtime_version: str, platform: Platform, out_dir: Pa
     except OSError as exc:
         raise ReleaseError(f"cannot create {out_dir}: {exc.strerror}") from None
     target = out_dir / bundle_file_name(files.runtime_version, platform)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=out_dir)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            _write_tar(out, dist, files, _epoch())
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, 0o644)
-        checked = inspect_bundle(Path(temporary))
+    with atomic_writer(target, mode=0o644) as out:
+        _write_tar(out.stream, dist, files, _epoch())
+        out.flush()
+        checked = inspect_bundle(out.temporary)
         if checked.files != files:
             raise ReleaseError(f"{dist} changed while it was being packed; run package again")
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
     return BundleInfo(path=target, files=files, sha256=checked.sha256, size=checked.size)
 
 

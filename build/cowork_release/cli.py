@@ -35,6 +35,7 @@ from contracts.release import (
 )
 from cowork_release import edits
 from cowork_release.app import DEFAULT_APP_SPEC, build_app
+from cowork_release.buildinfo import read_build_info
 from cowork_release.bundle import file_sha256, inspect_bundle, package
 from cowork_release.errors import ReleaseError
 from cowork_release.freeze import DEFAULT_OUT, DEFAULT_SPEC, freeze
@@ -154,7 +155,8 @@ def _keygen(args: argparse.Namespace) -> str:
 
 def _build(args: argparse.Namespace) -> str:
     frozen = freeze(Path(args.spec), Path(args.out))
-    return f"built {frozen.dist}"
+    info = read_build_info(frozen.dist) or {}
+    return f"built {frozen.dist} (from {info.get('lockFile')}, sha256 {info.get('lockSha256')})"
 
 
 def _app(args: argparse.Namespace) -> str:
@@ -190,8 +192,12 @@ def _package(args: argparse.Namespace) -> str:
 def _edit(
     args: argparse.Namespace,
     change: Callable[[ReleaseManifest, datetime], edits.Change],
+    *,
+    upload: Callable[[Site], int] | None = None,
 ) -> str:
-    """The common path of every manifest edit (edits' docstring): read, verify, change, seal, write."""
+    """The common path of every manifest edit (edits' docstring): read, verify, change, seal, write.
+    ``upload`` (publish) puts the bundles on the site once the change is sealed, before the manifest
+    that names them is written; how many it uploaded is told when the manifest stays as it was."""
     site, roots, key = _site(args), _roots(args), _release_key(args)
     now = _now()
     stored = site.read_manifest()
@@ -200,15 +206,15 @@ def _edit(
         raise ReleaseError(f"{site.location} has no manifest yet: start it with `{PROG} sign delegation`")
     edits.check_signer(document.delegation.signed, key, now=now)
     result = change(document.manifest.signed, now)
-    if result.manifest is None:
-        return result.summary
-    data = edits.seal(document.delegation, result.manifest, key, roots, now=now)
+    data = edits.seal(document.delegation, result.manifest, key, roots, now=now) if result.manifest else None
+    uploaded = "" if upload is None else f" ({upload(site)} uploaded)"
+    if data is None or result.manifest is None:
+        return result.summary + uploaded
     site.write_manifest(data, replacing=stored)
     return f"{result.summary}: manifest version {result.manifest.manifest_version}"
 
 
 def _publish(args: argparse.Namespace) -> str:
-    site, roots, key = _site(args), _roots(args), _release_key(args)
     bundles = [inspect_bundle(Path(path)) for path in args.bundles]
     versions = {info.files.runtime_version for info in bundles}
     if len(versions) != 1:
@@ -233,28 +239,15 @@ def _publish(args: argparse.Namespace) -> str:
         release_notes=notes,
         rollout_percent=args.rollout,
     )
-    now = _now()
-    stored = site.read_manifest()
-    document = edits.load_published(stored, roots, now=now, where=site.location)
-    if document is None:
-        raise ReleaseError(f"{site.location} has no manifest yet: start it with `{PROG} sign delegation`")
-    edits.check_signer(document.delegation.signed, key, now=now)
-    change = edits.add_bundles(
-        document.manifest.signed,
-        args.channel,
-        versions.pop(),
-        refs,
-        fields,
-        now=now,
-        expires=args.expires_days,
+    version = versions.pop()
+    return _edit(
+        args,
+        lambda manifest, now: edits.add_bundles(
+            manifest, args.channel, version, refs, fields, now=now, expires=args.expires_days
+        ),
+        # Bundles first: the manifest never names a bundle that is not there yet.
+        upload=lambda site: sum(site.put_bundle(info.path, info.sha256) for info in bundles),
     )
-    data = edits.seal(document.delegation, change.manifest, key, roots, now=now) if change.manifest else None
-    # Bundles first: the manifest never names a bundle that is not there yet.
-    uploaded = sum(site.put_bundle(info.path, info.sha256) for info in bundles)
-    if data is None or change.manifest is None:
-        return f"{change.summary} ({uploaded} uploaded)"
-    site.write_manifest(data, replacing=stored)
-    return f"{change.summary}: manifest version {change.manifest.manifest_version}"
 
 
 def _sign_delegation(args: argparse.Namespace, revoke: Sequence[str] = ()) -> str:
@@ -457,20 +450,7 @@ def _parser() -> argparse.ArgumentParser:
     sign = commands.add_parser("sign", help="sign the release key delegation (root keys) or the manifest")
     sign.add_argument("what", type=_choice(["delegation", "manifest"]), help="delegation or manifest")
     _add_site(sign)
-    sign.add_argument("--root-key", action="append", help="a root private key (repeat up to the threshold)")
-    sign.add_argument("--add-key", action="append", help="a release public key (.pub) to delegate or renew")
-    sign.add_argument(
-        "--key-expires-days",
-        type=_days,
-        default=timedelta(days=365),
-        help="added keys' lifetime (default 365)",
-    )
-    sign.add_argument(
-        "--delegation-expires-days",
-        type=_days,
-        default=timedelta(days=365),
-        help="delegation lifetime (default 365)",
-    )
+    _add_delegation_options(sign, adding="to delegate or renew")
     sign.set_defaults(run=_sign)
 
     publish = commands.add_parser("publish", help="upload bundles and add their release to a channel")
@@ -514,23 +494,30 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument("--version", help="release: the runtime version")
     revoke.add_argument("--channel", type=_choice(CHANNELS), help="release: only on this channel")
     revoke.add_argument("--key-id", help="key: the release key's id")
-    revoke.add_argument(
-        "--root-key", action="append", help="key: a root private key (repeat up to the threshold)"
+    _add_delegation_options(revoke, adding="to delegate instead", scope="key: ")
+    revoke.set_defaults(run=_revoke)
+    return parser
+
+
+def _add_delegation_options(parser: argparse.ArgumentParser, *, adding: str, scope: str = "") -> None:
+    """What signs a release key delegation (``sign delegation``, ``revoke key``): the root keys, and
+    the release keys it adds; ``scope`` starts each help text (the subcommand's form it applies to)."""
+    parser.add_argument(
+        "--root-key", action="append", help=f"{scope}a root private key (repeat up to the threshold)"
     )
-    revoke.add_argument(
-        "--delegation-expires-days", type=_days, default=timedelta(days=365), help="key: delegation lifetime"
-    )
-    revoke.add_argument(
-        "--add-key", action="append", help="key: a release public key (.pub) to delegate instead"
-    )
-    revoke.add_argument(
+    parser.add_argument("--add-key", action="append", help=f"{scope}a release public key (.pub) {adding}")
+    parser.add_argument(
         "--key-expires-days",
         type=_days,
         default=timedelta(days=365),
-        help="key: added keys' lifetime (default 365)",
+        help=f"{scope}added keys' lifetime (default 365)",
     )
-    revoke.set_defaults(run=_revoke)
-    return parser
+    parser.add_argument(
+        "--delegation-expires-days",
+        type=_days,
+        default=timedelta(days=365),
+        help=f"{scope}delegation lifetime (default 365)",
+    )
 
 
 def _check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -16,7 +16,6 @@ silently overwrite one another.
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 import shutil
 import tempfile
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
+from contracts.atomic import atomic_writer
 from contracts.release import MANIFEST_MAX_BYTES
 from cowork_release.bundle import file_sha256
 from cowork_release.errors import ReleaseError
@@ -141,26 +141,17 @@ class DirectorySite:
         """Write a temporary file beside ``target``, fsync it, and rename it over ``target`` — with
         ``swap``, only if the manifest is still ``replacing``."""
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                if isinstance(fill, bytes):
-                    out.write(fill)
-                else:
-                    with fill.open("rb") as source:
-                        shutil.copyfileobj(source, out, _CHUNK)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(temporary, 0o644)  # served to everyone
+        with atomic_writer(target, mode=0o644) as out:  # served to everyone
+            if isinstance(fill, bytes):
+                out.write(fill)
+            else:
+                with fill.open("rb") as source:
+                    shutil.copyfileobj(source, out.stream, _CHUNK)
             if swap:
+                out.sync()  # the check right before the rename: the disk is not waited for after it
                 current = self.read_manifest()
                 if (current and current.version) != (replacing and replacing.version):
                     raise ReleaseError(f"{target} changed while this command ran; run it again")
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-        _fsync_directory(target.parent)
 
     def write_manifest(self, data: bytes, *, replacing: Stored | None) -> None:
         self._make_root()
@@ -196,16 +187,6 @@ class DirectorySite:
             shutil.copyfile(source, destination)
         except FileNotFoundError:
             raise ReleaseError(f"{url} is missing from {self.location}") from None
-
-
-def _fsync_directory(path: Path) -> None:
-    if os.name != "posix":
-        return  # Windows cannot open a directory; NTFS journals the rename
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class HttpSite:

@@ -42,6 +42,7 @@ import httpx
 from contracts.enums import BoundedContext, Component, Severity
 from contracts.events import EventType
 from contracts.observability import FeatureFlag, flag_enabled
+from contracts.retry import RetryPolicy
 from desktop.updater.outcome import UpdateResult, UpdateStatus
 
 __all__ = ["MAX_QUEUED", "DesktopAudit", "SessionRef"]
@@ -326,10 +327,9 @@ class DesktopAudit:
                     if failures:
                         if self._stopping:
                             return  # quitting: a backend that is down is not waited for
-                        ceiling = min(self._max_delay_s, self._base_delay_s * 2.0 ** (failures - 1))
-                        # Full jitter, as the runtime's backoff_delay (not importable across the boundary);
-                        # new events do not cut the wait short, a quit does.
-                        until = time.monotonic() + random_module.random() * ceiling
+                        backoff = RetryPolicy(base_s=self._base_delay_s, cap_s=self._max_delay_s)
+                        # New events do not cut the wait short, a quit does.
+                        until = time.monotonic() + backoff.delay(failures, random_module.random)
                         while not self._stopping and (left := until - time.monotonic()) > 0:
                             self._lock.wait(left)
 

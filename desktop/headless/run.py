@@ -220,7 +220,7 @@ async def run_exec(
     ``elicitor`` answers MCP servers' questions (default: their defaults, as without a terminal);
     ``open_browser`` opens an MCP server's sign-in page (None: the address is only printed)."""
     try:
-        return await _run(options, environ, renderer, approver, elicitor, open_browser)
+        return await _run(options, environ, _Run(renderer, approver, elicitor, open_browser))
     except LaunchError as exc:
         renderer.note(f"error: {exc}")
         return ExitCode.CONFIGURATION
@@ -231,21 +231,14 @@ async def run_exec(
         renderer.finish()
 
 
-async def _run(
-    options: ExecOptions,
-    environ: Mapping[str, str],
-    renderer: Renderer,
-    approver: Approver,
-    elicitor: Elicitor | None = None,
-    open_browser: Callable[[str], object] | None = None,
-) -> int:
+async def _run(options: ExecOptions, environ: Mapping[str, str], run: _Run) -> int:
+    renderer = run.renderer
     if options.workspace is not None and not options.workspace.is_dir():
         raise LaunchError(f"The workspace {options.workspace} is not a folder")
     async with contextlib.AsyncExitStack() as stack:
         # First the backend: the embedded one, if it has to be started, starts now.
         backend = await stack.enter_async_context(open_backend(environ))
         gateway = await _gateway(options, environ, stack)
-        run = _Run(renderer, approver, elicitor, open_browser)
         # Forked by the warm fork server where there is one (desktop.launch.forked), else spawned.
         client, child = await start_runtime(
             runtime_command(environ),

@@ -13,7 +13,8 @@ runtime's own ``checkpoints/`` and ``logs/``; seed 001 §11 "Agent-runtime downl
 
 The pointer is replaced atomically (temp file, fsync, ``os.replace``, directory fsync), so a crash
 leaves either the old pointer or the new one. This module is on the path of every runtime start
-(``desktop.updater.active``), so it imports only the standard library and platformdirs.
+(``desktop.updater.active``), so it imports only the standard library, platformdirs,
+``contracts.atomic`` and ``contracts.local_backend`` (both only the standard library).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ import contextlib
 import json
 import os
 import re
-import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+
+from contracts.atomic import fsync_directory, write_atomically
+from contracts.local_backend import try_lock
 
 __all__ = [
     "InstallLayout",
@@ -195,30 +196,9 @@ def write_pointer(layout: InstallLayout, pointer: Pointer | None) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that a crash leaves either the old content or the new."""
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with open(fd, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    fsync_directory(path.parent)
-
-
-def fsync_directory(directory: Path) -> None:
-    """Make a rename or unlink in ``directory`` durable (POSIX; a no-op on Windows)."""
-    if sys.platform == "win32":
-        return  # NTFS journals the rename; directories cannot be opened for fsync
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Replace ``path`` with ``data`` (owner-only) so that a crash leaves either the old content or the
+    new one."""
+    write_atomically(path, data, mode=0o600)
 
 
 @contextlib.contextmanager
@@ -226,45 +206,5 @@ def file_lock(path: Path, *, blocking: bool = True) -> Iterator[bool]:
     """An advisory lock between processes on ``path``; yields False if ``blocking`` is off and another
     process holds it. Released when the block ends, or by the OS when the process dies."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    stream: IO[bytes] = open(path, "a+b")  # noqa: SIM115 - held open for the lock's lifetime
-    try:
-        if not _lock(stream, blocking):
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            _unlock(stream)
-    finally:
-        stream.close()
-
-
-if sys.platform == "win32":
-    import msvcrt
-
-    def _lock(stream: IO[bytes], blocking: bool) -> bool:
-        stream.seek(0)
-        try:
-            msvcrt.locking(stream.fileno(), msvcrt.LK_LOCK if blocking else msvcrt.LK_NBLCK, 1)
-        except OSError:
-            if blocking:
-                raise
-            return False
-        return True
-
-    def _unlock(stream: IO[bytes]) -> None:
-        stream.seek(0)
-        msvcrt.locking(stream.fileno(), msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _lock(stream: IO[bytes], blocking: bool) -> bool:
-        try:
-            fcntl.flock(stream.fileno(), fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            return False
-        return True
-
-    def _unlock(stream: IO[bytes]) -> None:
-        fcntl.flock(stream.fileno(), fcntl.LOCK_UN)
+    with try_lock(path, wait=blocking) as held:
+        yield held

@@ -29,14 +29,14 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, Protocol
+from typing import Final
 
 from agent_runtime.agent_host.policy import ApprovalRequired
 from agent_runtime.agent_host.policy.saved_rules import SavedRules
-from contracts._base import WireModel
 from contracts.approvals import ApprovalDecisionRecord, ApprovalRequest
 from contracts.enums import ApprovalDecision, ApprovalScope, Capability
 from contracts.events import ApprovalResolvedPayload, ApprovalTimeoutPayload, EventType
+from contracts.mcp_boundary import McpEmit as EmitFn
 from contracts.methods import ApproveActionParams, ApproveActionResult
 
 from .errors import ApprovalConfigError, WrongSession
@@ -59,19 +59,6 @@ DEFAULT_TIMEOUT_S: Final = 300.0
 TIMEOUT_VARIABLE: Final = "COWORK_APPROVAL_TIMEOUT_S"
 _MAX_TIMEOUT_S: Final = 86_400.0
 _WITHDRAWN: Final = "The request was withdrawn: its step was cancelled."
-
-
-class EmitFn(Protocol):
-    """``EventEmitter.emit``: never blocks, never raises."""
-
-    def __call__(
-        self,
-        event_type: EventType,
-        payload: Mapping[str, Any] | WireModel | None = None,
-        *,
-        task_id: str | None = None,
-        step_id: str | None = None,
-    ) -> None: ...
 
 
 def _utc_now() -> datetime:

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 
 from contracts.approvals import ApprovalDecisionRecord
 from contracts.errors import CoworkError
+from contracts.retry import RetryAfter, RetryPolicy, call_with_retries
 
 __all__ = ["DecisionPersister", "PersistFn"]
 
@@ -47,9 +48,7 @@ class DecisionPersister:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
         self._persist = persist
-        self._attempts = attempts
-        self._base_delay_s = base_delay_s
-        self._max_delay_s = max_delay_s
+        self._retry = RetryPolicy(max_retries=attempts - 1, base_s=base_delay_s, cap_s=max_delay_s)
         self._rng = rng or random.Random()
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = asyncio.Event()
@@ -93,32 +92,34 @@ class DecisionPersister:
             )
 
     async def _run(self, record: ApprovalDecisionRecord) -> None:
-        for attempt in range(1, self._attempts + 1):
-            try:
-                await self._persist(record)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                final = attempt == self._attempts or self._closing.is_set()
-                futile = isinstance(exc, CoworkError) and not exc.shape.retryable
-                if final or futile:
-                    self.abandoned += 1
-                    # The error's class and code only: its message may quote the backend.
-                    logger.warning(
-                        "approval decision not persisted: %s after %d attempt(s)",
-                        exc.shape.code.value if isinstance(exc, CoworkError) else type(exc).__name__,
-                        attempt,
-                        extra={"approvalId": record.approval_id},
-                    )
-                    return
-                await self._backoff(attempt)
-            else:
-                self.persisted += 1
-                return
+        def retry_on(error: Exception, _: int) -> RetryAfter | None:
+            futile = isinstance(error, CoworkError) and not error.shape.retryable
+            return None if futile or self._closing.is_set() else RetryAfter()
 
-    async def _backoff(self, attempt: int) -> None:
-        ceiling = min(self._max_delay_s, self._base_delay_s * 2 ** (attempt - 1))
-        delay = self._rng.uniform(0.0, ceiling)
+        attempts = 0
+
+        async def post() -> object:
+            nonlocal attempts
+            attempts += 1
+            return await self._persist(record)
+
+        try:
+            await call_with_retries(
+                post, self._retry, retry_on=retry_on, sleep=self._wait, random=self._rng.random
+            )
+        except Exception as exc:
+            self.abandoned += 1
+            # The error's class and code only: its message may quote the backend.
+            logger.warning(
+                "approval decision not persisted: %s after %d attempt(s)",
+                exc.shape.code.value if isinstance(exc, CoworkError) else type(exc).__name__,
+                attempts,
+                extra={"approvalId": record.approval_id},
+            )
+        else:
+            self.persisted += 1
+
+    async def _wait(self, delay: float) -> None:
         # Waiting on the closing flag rather than sleeping lets aclose() cut the wait short.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._closing.wait(), timeout=delay)

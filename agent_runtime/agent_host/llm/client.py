@@ -39,17 +39,18 @@ import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 
 from agent_runtime.agent_host.tls import tls_context
+from contracts.gateway_http import auth_headers
 from contracts.messages import ConversationMessage
 from contracts.policy import LlmPolicy
+from contracts.retry import RetryAfter, call_with_retries
 from contracts.tools import ToolDefinition
 
 from . import anthropic, openai
-from .backoff import backoff_delay
 from .config import DEFAULT_TIMEOUTS, MODEL_VARIABLE, GatewayConfig, RetrySettings, Timeouts, is_loopback
 from .conversation import build_turns
 from .errors import (
@@ -82,7 +83,6 @@ _BODY_END_WAIT_S = 0.05
 _BODY_END_MAX_BYTES = 64 * 1024
 
 _BUILDERS = {"anthropic": anthropic.build_body, "openai": openai.build_body}
-_HEADERS = {"anthropic": anthropic.headers, "openai": openai.headers}
 _RENDER_SYSTEM = {"anthropic": anthropic.render_system, "openai": openai.render_system}
 _RENDER_TOOLS = {"anthropic": anthropic.render_tools, "openai": openai.render_tools}
 _WRITERS: dict[str, DialectWriter] = {"anthropic": anthropic, "openai": openai}
@@ -162,6 +162,8 @@ class LlmClient:
         if keep_alive_s < 0:
             raise ValueError("keep_alive_s must not be negative")
         self._config = config
+        self.task_model: str | None = None
+        """The model the running task asked for (``taskOptions.model``), in place of the configured one."""
         self._url = config.url
         self._host = httpx.URL(config.url).host
         self._timeouts = timeouts
@@ -185,7 +187,7 @@ class LlmClient:
             "accept-encoding": "identity",
             "user-agent": USER_AGENT,
             **({} if keep_alive_s else {"connection": "close"}),
-            **_HEADERS[config.dialect](config.token, self._host),
+            **auth_headers(config.dialect, config.token, self._host),
         }
 
     @property
@@ -198,7 +200,7 @@ class LlmClient:
 
     def model_for(self, policy: LlmPolicy) -> str:
         """The model a call under ``policy`` asks for (seed 000 §6.2); :class:`LlmConfigError` if none."""
-        model = policy.choose_model(self._config.model)
+        model = policy.choose_model(self.task_model or self._config.model)
         if model is None or not model.strip():
             if self._config.model:
                 raise LlmConfigError(
@@ -347,45 +349,62 @@ class LlmClient:
         content = self._encode(request)
         started = time.monotonic()
         attempts = 0
-        while True:
+        attempt = _Attempt(sent_at=started)
+
+        async def one() -> Outcome:
+            nonlocal attempts, attempt
             attempts += 1
             attempt = _Attempt(sent_at=time.monotonic())
             try:
-                outcome = await self._attempt(content, attempt, on_text)
-            except LlmError as exc:
+                return await self._attempt(content, attempt, on_text)
+            except LlmError:
                 if attempt.delivered and on_discard is not None:
                     await _call(on_discard)
-                if not isinstance(exc, LlmTransientError | LlmMalformedToolCall):
-                    raise
-                if attempts > self._retry.max_retries:
-                    logger.warning("LLM call failed after %d attempts: %s", attempts, exc.message)
-                    raise LlmRetriesExhausted(exc, attempts) from exc
-                retry_after = exc.retry_after_s if isinstance(exc, LlmTransientError) else None
-                delay = backoff_delay(attempts, self._retry, self._random, retry_after)
-                logger.info("LLM call attempt %d failed (%s); retry in %.1f s", attempts, exc.message, delay)
-                if on_retry is not None:
-                    await _call(on_retry, attempts, delay, exc.message)
-                await self._sleep(delay)
-                if before_retry is not None:
-                    await _call(before_retry)
-                continue
-            calls = outcome.tool_calls
-            if self.tool_names is not None:
-                calls = names_from_wire(self.tool_names, calls)
-            return LlmResponse(
-                text=outcome.text,
-                tool_calls=calls,
-                stop_reason=outcome.stop_reason,
-                usage=outcome.usage,
-                model=outcome.model or request.model,
-                latency_ms=(time.monotonic() - started) * 1000.0,
-                first_token_ms=None
-                if attempt.first_event_at is None
-                else (attempt.first_event_at - attempt.sent_at) * 1000.0,
-                attempts=attempts,
-                raw_stop_reason=outcome.raw_stop_reason,
-                message_id=outcome.message_id,
-            )
+                raise
+
+        def retry_on(error: Exception, _: int) -> RetryAfter | None:
+            if isinstance(error, LlmTransientError):
+                return RetryAfter(error.retry_after_s)
+            return RetryAfter() if isinstance(error, LlmMalformedToolCall) else None
+
+        def give_up(error: Exception, tried: int) -> NoReturn:
+            assert isinstance(error, LlmError)
+            logger.warning("LLM call failed after %d attempts: %s", tried, error.message)
+            raise LlmRetriesExhausted(error, tried) from error
+
+        async def before_wait(tried: int, delay: float, error: Exception) -> None:
+            message = error.message if isinstance(error, LlmError) else str(error)
+            logger.info("LLM call attempt %d failed (%s); retry in %.1f s", tried, message, delay)
+            if on_retry is not None:
+                await _call(on_retry, tried, delay, message)
+
+        outcome = await call_with_retries(
+            one,
+            self._retry,
+            retry_on=retry_on,
+            give_up=give_up,
+            before_wait=before_wait,
+            after_wait=before_retry,
+            sleep=self._sleep,
+            random=self._random,
+        )
+        calls = outcome.tool_calls
+        if self.tool_names is not None:
+            calls = names_from_wire(self.tool_names, calls)
+        return LlmResponse(
+            text=outcome.text,
+            tool_calls=calls,
+            stop_reason=outcome.stop_reason,
+            usage=outcome.usage,
+            model=outcome.model or request.model,
+            latency_ms=(time.monotonic() - started) * 1000.0,
+            first_token_ms=None
+            if attempt.first_event_at is None
+            else (attempt.first_event_at - attempt.sent_at) * 1000.0,
+            attempts=attempts,
+            raw_stop_reason=outcome.raw_stop_reason,
+            message_id=outcome.message_id,
+        )
 
     def _parser(self) -> StreamParser:
         if self._config.dialect == "anthropic":

@@ -1,29 +1,24 @@
-"""Where the LLM gateway is and how to talk to it (seed 000 §6.1; DESIGN.md "Runtime ⇄ LLM gateway").
+"""Where the LLM gateway is and how to talk to it (seed 000 §6.1; docs/architecture/index.md,
+"Processes and wires").
 
-Endpoint → request URL, one rule for both dialects (``path`` is the endpoint's path, trailing ``/``
-ignored):
-
-======================================  =====================  ==========================
-endpoint path ends with                 anthropic              openai
-======================================  =====================  ==========================
-``/v1/messages`` / ``/chat/completions`` used as is            used as is
-``/v1``                                 ``+ /messages``        ``+ /chat/completions``
-anything else (``""``, ``/api``, …)     ``+ /v1/messages``     ``+ /v1/chat/completions``
-======================================  =====================  ==========================
-
-So ``https://api.anthropic.com``, ``https://api.openai.com/v1``, ``http://litellm:4000``,
-``https://openrouter.ai/api/v1``, ``http://localhost:8000/v1`` (vLLM) and
-``http://localhost:11434/v1`` (Ollama) all work as given by their documentation.
+The URL an endpoint stands for in each dialect is :func:`contracts.gateway_http.request_url`'s rule,
+shared with the desktop's Settings → Test connection: ``https://api.anthropic.com``,
+``https://api.openai.com/v1``, ``http://litellm:4000``, ``https://openrouter.ai/api/v1``,
+``http://localhost:8000/v1`` (vLLM) and ``http://localhost:11434/v1`` (Ollama) all work as given by
+their documentation.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import get_args
 
 import httpx
+
+from contracts.addresses import is_loopback_host
+from contracts.gateway_http import Dialect, request_url
+from contracts.retry import RetryPolicy
 
 from .errors import LlmConfigError
 from .output_budget import OutputBudgetSettings
@@ -39,7 +34,6 @@ __all__ = [
     "request_url",
 ]
 
-Dialect = Literal["anthropic", "openai"]
 DIALECTS: tuple[Dialect, ...] = get_args(Dialect)
 
 ENDPOINT_VARIABLE = "LLM_GATEWAY_ENDPOINT"
@@ -122,35 +116,11 @@ def _check_endpoint(endpoint: str) -> None:
         raise LlmConfigError(f"{ENDPOINT_VARIABLE} {problem}", details={"variable": ENDPOINT_VARIABLE})
 
 
-_FULL_PATHS: dict[Dialect, tuple[str, ...]] = {
-    "anthropic": ("/v1/messages",),
-    "openai": ("/chat/completions",),
-}
-_AFTER_V1: dict[Dialect, str] = {"anthropic": "/messages", "openai": "/chat/completions"}
-
-
-def request_url(endpoint: str, dialect: Dialect) -> str:
-    """The URL one LLM call is POSTed to; see the module docstring for the rule."""
-    url = httpx.URL(endpoint)
-    path = url.path.rstrip("/")
-    if path.endswith(_FULL_PATHS[dialect]):
-        new_path = path
-    elif path.endswith("/v1"):
-        new_path = path + _AFTER_V1[dialect]
-    else:
-        new_path = path + "/v1" + _AFTER_V1[dialect]
-    return str(url.copy_with(path=new_path))
-
-
 def is_loopback(endpoint: str) -> bool:
     """Whether the gateway is on this machine (then no proxy from the environment applies)."""
+    # *.localhost too: a gateway's own name for this machine decides only about proxies, not trust.
     host = httpx.URL(endpoint).host
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return host.endswith(".localhost") or is_loopback_host(host)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,20 +145,7 @@ LiteLLM and the scripted gateway — closes idle connections, so the client lets
 the server would, and long enough for the time between a response and the next request of a step."""
 
 
-@dataclass(frozen=True, slots=True)
-class RetrySettings:
-    """Backoff between attempts (seed 000 §6.4): exponential with full jitter, at most 3 retries.
-
-    The n-th retry waits ``random() * min(cap_s, base_s * 2 ** (n - 1))`` unless the gateway said
-    how long with ``Retry-After`` (seconds or an HTTP-date, or ``retry-after-ms``), which is honoured
-    up to ``retry_after_cap_s``.
-    """
-
-    max_retries: int = 3
-    base_s: float = 1.0
-    cap_s: float = 30.0
-    retry_after_cap_s: float = 60.0
-
-    def __post_init__(self) -> None:
-        if self.max_retries < 0 or self.base_s < 0 or self.cap_s < 0 or self.retry_after_cap_s < 0:
-            raise ValueError("retry settings must not be negative")
+RetrySettings = RetryPolicy
+"""Backoff between attempts (seed 000 §6.4): exponential with full jitter, at most 3 retries; the
+gateway's ``Retry-After`` (seconds or an HTTP-date, or ``retry-after-ms``) is honoured up to
+``retry_after_cap_s``. The platform's one retry policy (:mod:`contracts.retry`)."""

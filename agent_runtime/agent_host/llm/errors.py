@@ -66,7 +66,6 @@ class LlmError(CoworkError):
             retryable=self.default_retryable if retryable is None else retryable,
             details=details,
         )
-        self.message = message
 
 
 class LlmConfigError(LlmError):

@@ -32,8 +32,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from contracts.errors import ErrorCode
+from contracts.retry import parse_retry_after
 
-from .backoff import parse_retry_after
 from .errors import (
     LlmError,
     LlmGuardrailBlocked,

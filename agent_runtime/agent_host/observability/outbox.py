@@ -10,7 +10,7 @@ queue`):
 
 * the service cannot be reached (the backend client's own retries spent): the waiting segments are
   fsynced and the outbox tries again after a growing backoff (full jitter,
-  :func:`~agent_runtime.agent_host.llm.backoff.backoff_delay`); new envelopes keep going to disk
+  :meth:`~contracts.retry.RetryPolicy.delay`); new envelopes keep going to disk
   meanwhile (seed 000 §11: "Audit / Telemetry unreachable — silently retry, never blocks the loop");
 * the service refuses one envelope (a 4xx naming ``[i]``): that envelope is dropped, logged, and the
   rest of its batch sent again; a batch refused as a whole is dropped and logged;
@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_runtime.agent_host.llm.backoff import backoff_delay
 from agent_runtime.agent_host.llm.config import RetrySettings
 from agent_runtime.agent_host.services.errors import BackendRejected
 
@@ -331,7 +330,7 @@ class EventOutbox:
                 await self._make_durable()
                 self._retry_now.clear()
                 with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(backoff_delay(failures, self._retry, self._random)):
+                    async with asyncio.timeout(self._retry.delay(failures, self._random)):
                         await self._retry_now.wait()
                 continue
             if failures:

@@ -49,13 +49,12 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 import httpx
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
-from agent_runtime.agent_host.llm.backoff import parse_retry_after
 from agent_runtime.agent_host.tls import tls_context
 from contracts._base import WireModel
 from contracts.approvals import ApprovalDecisionRecord
@@ -74,6 +73,7 @@ from contracts.rest.sessions import (
 )
 from contracts.rest.tools import BackendToolList, InvokeToolRequest
 from contracts.rest.workspaces import ArtifactUploadRequest, ArtifactUploadResponse
+from contracts.retry import RetryAfter, RetryPolicy, call_with_retries, parse_retry_after
 from contracts.tools import ToolDefinition, ToolResult
 
 from .config import BackendConfig
@@ -202,10 +202,9 @@ class BackendClient:
             raise ValueError("retries and delays must not be negative")
         self._config = config
         self._token = config.token
-        self._retries = retries
-        self._base_delay_s = base_delay_s
-        self._max_delay_s = max_delay_s
-        self._retry_after_cap_s = retry_after_cap_s
+        self._retry = RetryPolicy(
+            max_retries=retries, base_s=base_delay_s, cap_s=max_delay_s, retry_after_cap_s=retry_after_cap_s
+        )
         self._sleep = sleep
         self._random = random
         self._clock = clock
@@ -426,24 +425,37 @@ class BackendClient:
         """The status and body of the first 2xx answer; raises for everything else (see the table)."""
         if self._closed:
             raise BackendError(ErrorCode.INTERNAL_ERROR, "The backend client is closed")
-        attempts = 0
-        while True:
-            attempts += 1
-            try:
-                return await self._attempt(call)
-            except _AttemptFailed as failure:
-                may_retry = call.idempotent or not failure.reached_server
-                if not may_retry or attempts > self._retries:
-                    raise self._final_error(call, failure, attempts) from failure.__cause__
-                delay = self._delay(attempts, failure.retry_after_s)
-                logger.info(
-                    "%s failed (%s, attempt %d); retrying in %.2f s",
-                    call.route,
-                    failure.failure if failure.status is None else f"HTTP {failure.status}",
-                    attempts,
-                    delay,
-                )
-                await self._sleep(delay)
+
+        def retry_on(error: Exception, attempts: int) -> RetryAfter | None:
+            if not isinstance(error, _AttemptFailed):
+                return None  # a BackendError already: final
+            if error.reached_server and not call.idempotent:
+                give_up(error, attempts)  # it may have been handled: sending it again could repeat it
+            return RetryAfter(error.retry_after_s)
+
+        def give_up(error: Exception, attempts: int) -> NoReturn:
+            assert isinstance(error, _AttemptFailed)
+            raise self._final_error(call, error, attempts) from error.__cause__
+
+        def before_wait(attempts: int, delay: float, error: Exception) -> None:
+            assert isinstance(error, _AttemptFailed)
+            logger.info(
+                "%s failed (%s, attempt %d); retrying in %.2f s",
+                call.route,
+                error.failure if error.status is None else f"HTTP {error.status}",
+                attempts,
+                delay,
+            )
+
+        return await call_with_retries(
+            lambda: self._attempt(call),
+            self._retry,
+            retry_on=retry_on,
+            give_up=give_up,
+            before_wait=before_wait,
+            sleep=self._sleep,
+            random=self._random,
+        )
 
     async def _attempt(self, call: _Call) -> tuple[int, bytes]:
         headers = dict(call.headers or {})
@@ -542,11 +554,6 @@ class BackendClient:
         if status == 410 and shape.code is ErrorCode.SESSION_EXPIRED:
             return SessionGone(shape, status=status)
         return BackendRejected(shape, status=status)
-
-    def _delay(self, retry: int, retry_after_s: float | None) -> float:
-        if retry_after_s is not None:
-            return min(retry_after_s, self._retry_after_cap_s)
-        return self._random() * min(self._max_delay_s, self._base_delay_s * 2.0 ** (retry - 1))
 
     def _final_error(self, call: _Call, failure: _AttemptFailed, attempts: int) -> BackendError:
         rejected = failure.status is not None and failure.status < 500 and failure.status != 429

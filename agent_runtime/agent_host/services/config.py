@@ -9,12 +9,13 @@ never cross a network in clear text. ``COWORK_BACKEND_TOKEN`` is that bearer tok
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import httpx
+
+from contracts.addresses import is_loopback_host
 
 from .errors import BackendConfigError
 
@@ -25,17 +26,6 @@ TOKEN_VARIABLE = "COWORK_BACKEND_TOKEN"
 
 # RFC 6750 §2.1 b64token: what may follow "Bearer " in a header without quoting or breaking it.
 _BEARER_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` (as ``httpx.URL.host`` spells it) is this machine without any name lookup
-    that could be answered from elsewhere; ``*.localhost`` names are not trusted to resolve locally."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True, slots=True)

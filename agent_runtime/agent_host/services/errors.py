@@ -37,17 +37,6 @@ SESSION_GONE_REASONS: Final = frozenset({"expired", "cancelled", "completed", "f
 class BackendError(CoworkError):
     """Root of the backend client's errors; ``.shape`` is the seed's error shape (seed 001 §6.5)."""
 
-    def __init__(
-        self,
-        code: ErrorCode,
-        message: str,
-        *,
-        retryable: bool = False,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(code, message, retryable=retryable, details=details)
-        self.message = message
-
     @property
     def retryable(self) -> bool:
         """Whether the same call may succeed later (the shape's ``retryable``)."""

@@ -6,7 +6,7 @@ One :class:`PushChannel` per session, running beside it until the session ends:
   ``wss://`` otherwise), the bearer token in the upgrade request's ``Authorization`` header — never in
   the URL. The server's heartbeat comes every ``heartbeatSeconds``; a connection silent for two of them
   plus a margin is taken for dead and opened again. A dropped connection is opened again with
-  exponential backoff and full jitter (:func:`~agent_runtime.agent_host.llm.backoff.backoff_delay`).
+  exponential backoff and full jitter (:meth:`~contracts.retry.RetryPolicy.delay`).
 * **Polling** ``GET /sessions/{id}/policy-status`` when the WebSocket cannot be opened (a proxy that
   does not pass upgrades, a backend serving without them): every ``pollSeconds`` the server suggests
   (or ``COWORK_PUSH_POLL_S``), trying the WebSocket again every :attr:`PushSettings.websocket_retry_s`.
@@ -35,7 +35,6 @@ from typing import Any, Final, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
-from agent_runtime.agent_host.llm.backoff import backoff_delay
 from agent_runtime.agent_host.llm.config import RetrySettings
 from agent_runtime.agent_host.tls import tls_context
 from contracts.errors import CoworkError
@@ -175,7 +174,7 @@ class PushChannel:
                     return
                 if outcome == "dropped":
                     drops += 1
-                    await asyncio.sleep(backoff_delay(drops, self._settings.backoff, self._random))
+                    await asyncio.sleep(self._settings.backoff.delay(drops, self._random))
                     continue
                 drops = 0
                 if await self._poll(until=self._settings.websocket_retry_s):

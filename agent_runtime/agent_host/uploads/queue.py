@@ -11,7 +11,7 @@ and keeps the rest for later:
   be refused again;
 * when the service cannot be reached (the backend client's own retries spent), the waiting entries
   are fsynced (a power cut must not lose what now waits), and the queue tries again after a backoff
-  that grows (full jitter, :func:`~agent_runtime.agent_host.llm.backoff.backoff_delay`) — new entries
+  that grows (full jitter, :meth:`~contracts.retry.RetryPolicy.delay`) — new entries
   wait behind it;
 * what is still spooled when the session ends stays on disk; the next runtime with the same backend
   sends it (:meth:`UploadQueue.start`, oldest first), before its own. Every entry carries an
@@ -44,7 +44,6 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from agent_runtime.agent_host.llm.backoff import backoff_delay
 from agent_runtime.agent_host.llm.config import RetrySettings
 from agent_runtime.agent_host.services.errors import BackendRejected
 from contracts.enums import ArtifactType
@@ -280,7 +279,7 @@ class UploadQueue:
                 if failures == 1:
                     await self._make_durable()
                 self._stalled.set()
-                await self._sleep(backoff_delay(failures, self._retry, self._random))
+                await self._sleep(self._retry.delay(failures, self._random))
                 continue
             failures = 0
             self._stalled.clear()

@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import ipaddress
 import json
 import logging
 import ssl
@@ -47,6 +46,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from contracts.addresses import is_loopback_host
 from contracts.sse import SseDecoder, SseEventTooLarge
 from contracts.urls import UrlRejected, parse_url_host
 
@@ -96,7 +96,7 @@ def check_endpoint(url: str, allow_insecure_loopback: bool) -> bool:
         host = parse_url_host(url)
     except UrlRejected as exc:
         raise McpInsecureUrl(f"The MCP server URL {url!r} cannot be used: {exc}") from None
-    loopback = host.name == "localhost" or (host.is_ip and _is_loopback_ip(host.name))
+    loopback = is_loopback_host(host.name)
     if urlsplit(url).scheme.lower() == "https":
         return loopback
     if not loopback:
@@ -124,13 +124,6 @@ def _tls_context(url: str) -> ssl.SSLContext:
 @functools.cache
 def _verifying_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
-
-
-def _is_loopback_ip(text: str) -> bool:
-    address = ipaddress.ip_address(text)
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped.is_loopback
-    return address.is_loopback
 
 
 class McpSession(McpProtocolSession):

@@ -50,12 +50,27 @@ def open_session_for(
 ) -> McpProtocolSession:
     """A session for ``config``, not yet opened. Raises :class:`ServerRefused` or ``McpInsecureUrl``."""
     if config.transport is McpTransport.STDIO:
-        return _stdio_session(
-            config,
-            environ=environ,
-            allow_local_servers=allow_local_servers,
-            check_local_command=check_local_command,
-            workspace_paths=workspace_paths,
+        if not allow_local_servers:
+            raise ServerRefused(
+                "it is a local (stdio) server, and the policy does not allow local MCP servers"
+                " (allowLocalMcpServers)"
+            )
+        assert config.command is not None  # the contract requires it of stdio servers
+        cwd = workspace_paths[0] if workspace_paths else None
+        refused = check_local_command(config.command, cwd)
+        if refused is not None:
+            raise ServerRefused(f"its command {config.command[0]!r} may not run: {refused}")
+        from agent_runtime.tool_runtime.mcp.stdio import StdioMcpSession
+        from agent_runtime.tool_runtime.tools.shell.process import command_environment
+
+        # RunCommand's environment (the runtime's secrets removed) with the run id that marks its processes.
+        env = command_environment(environ, f"mcp-{config.name}-{uuid.uuid4().hex[:12]}")
+        env.update(config.env or {})
+        return StdioMcpSession(
+            config.name,
+            list(config.command),
+            env=env,
+            cwd=cwd,
             elicitation=elicitation,
             on_tools_changed=on_tools_changed,
             call_timeout_s=call_timeout_s,
@@ -108,42 +123,4 @@ def _auth(
         client_secret=secret,
         scopes=auth.scopes,
         allow_insecure_loopback=config.allow_insecure_loopback,
-    )
-
-
-def _stdio_session(
-    config: McpServerConfig,
-    *,
-    environ: Mapping[str, str],
-    allow_local_servers: bool,
-    check_local_command: LocalCommandCheck,
-    workspace_paths: Sequence[str],
-    elicitation: ElicitationHandler,
-    on_tools_changed: Callable[[], None],
-    call_timeout_s: float,
-) -> McpProtocolSession:
-    if not allow_local_servers:
-        raise ServerRefused(
-            "it is a local (stdio) server, and the policy does not allow local MCP servers"
-            " (allowLocalMcpServers)"
-        )
-    assert config.command is not None  # the contract requires it of stdio servers
-    cwd = workspace_paths[0] if workspace_paths else None
-    refused = check_local_command(config.command, cwd)
-    if refused is not None:
-        raise ServerRefused(f"its command {config.command[0]!r} may not run: {refused}")
-    from agent_runtime.tool_runtime.mcp.stdio import StdioMcpSession
-    from agent_runtime.tool_runtime.tools.shell.process import command_environment
-
-    # RunCommand's environment (the runtime's secrets removed) with the run id that marks its processes.
-    env = command_environment(environ, f"mcp-{config.name}-{uuid.uuid4().hex[:12]}")
-    env.update(config.env or {})
-    return StdioMcpSession(
-        config.name,
-        list(config.command),
-        env=env,
-        cwd=cwd,
-        elicitation=elicitation,
-        on_tools_changed=on_tools_changed,
-        call_timeout_s=call_timeout_s,
     )

@@ -49,40 +49,8 @@ __all__ = [
 ]
 
 
-def oauth_auth(
-    server_url: str,
-    *,
-    store: TokenStore,
-    prompt: AuthorizationPrompt | None,
-    client_id: str | None = None,
-    client_secret: str | None = None,
-    scopes: list[str] | None = None,
-    headless: bool = False,
-    allow_insecure_loopback: bool = False,
-    timeout_s: float = 300.0,
-) -> httpx.Auth:
-    """OAuth 2.1 authorization for the MCP server at ``server_url``.
-
-    ``prompt`` is given the authorization URL to show (the desktop opens the system browser) while a
-    loopback listener waits up to ``timeout_s`` for the redirect. With ``headless=True`` (the probe)
-    nobody is asked: the authorization URL's redirects are followed until the one back to the
-    loopback redirect URI, which works with authorization servers that approve by themselves.
-    ``client_id``/``client_secret`` are a pre-registered client (else dynamic registration);
-    ``scopes`` are requested at the first authorization instead of ``scopes_supported``, together with
-    any the server's challenge names. ``allow_insecure_loopback``
-    admits plain-HTTP authorization servers on loopback addresses, as for the MCP server itself.
-    """
-    return OAuthAuth(
-        server_url,
-        store=store,
-        prompt=prompt,
-        client_id=client_id,
-        client_secret=client_secret,
-        scopes=scopes,
-        headless=headless,
-        allow_insecure_loopback=allow_insecure_loopback,
-        timeout_s=timeout_s,
-    )
+# The constructor's own signature, under the name callers use beside ``bearer_auth``.
+oauth_auth = OAuthAuth
 
 
 def bearer_auth(token: str) -> httpx.Auth:

@@ -55,7 +55,18 @@ MAX_STEP_UP_ATTEMPTS = 3
 
 
 class OAuthAuth(httpx.Auth):
-    """Authorizes the requests of an ``httpx.AsyncClient`` to the MCP server at ``server_url``."""
+    """OAuth 2.1 authorization of an ``httpx.AsyncClient``'s requests to the MCP server at
+    ``server_url`` (exported as ``oauth_auth`` too).
+
+    ``prompt`` is given the authorization URL to show (the desktop opens the system browser) while a
+    loopback listener waits up to ``timeout_s`` for the redirect. With ``headless=True`` (the probe)
+    nobody is asked: the authorization URL's redirects are followed until the one back to the
+    loopback redirect URI, which works with authorization servers that approve by themselves.
+    ``client_id``/``client_secret`` are a pre-registered client (else dynamic registration);
+    ``scopes`` are requested at the first authorization instead of ``scopes_supported``, together with
+    any the server's challenge names. ``allow_insecure_loopback`` admits plain-HTTP authorization
+    servers on loopback addresses, as for the MCP server itself.
+    """
 
     # The request may be sent again after authorization: httpx reads a streamed body first.
     requires_request_body = True

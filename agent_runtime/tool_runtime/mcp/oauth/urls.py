@@ -3,18 +3,17 @@ addresses in the order the MCP authorization specification tries them, and the H
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit, urlunsplit
 
 from agent_runtime.tool_runtime.mcp.errors import McpInsecureUrl
-from contracts.urls import Host, UrlRejected, parse_url_host
+from contracts.addresses import is_loopback_host
+from contracts.urls import UrlRejected, parse_url_host
 
 __all__ = [
     "authorization_server_metadata_urls",
     "canonical_resource",
     "check_secure",
     "for_display",
-    "is_loopback_host",
     "origin",
     "protected_resource_metadata_urls",
     "resource_belongs_to",
@@ -95,15 +94,6 @@ def resource_belongs_to(published: str, server_url: str) -> bool:
     return my_path == their_path or my_path.startswith(their_path + "/")
 
 
-def is_loopback_host(host: Host) -> bool:
-    if not host.is_ip:
-        return host.name == "localhost"
-    address = ipaddress.ip_address(host.name)
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped.is_loopback
-    return address.is_loopback
-
-
 def check_secure(url: str, *, allow_insecure_loopback: bool, what: str) -> str:
     """``url`` if it may carry authorization traffic: HTTPS, or plain HTTP to a loopback address when
     the server's configuration allows it (MCP authorization, "Communication Security"). Raises
@@ -116,7 +106,7 @@ def check_secure(url: str, *, allow_insecure_loopback: bool, what: str) -> str:
     scheme = urlsplit(url).scheme.lower()
     if scheme == "https":
         return url
-    if scheme == "http" and is_loopback_host(host):
+    if scheme == "http" and is_loopback_host(host.name):
         if allow_insecure_loopback:
             return url
         raise McpInsecureUrl(
