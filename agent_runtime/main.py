@@ -3,7 +3,7 @@
 One session per process (seed 000 §1). ``--connect NAME`` connects to the desktop's local server and
 authenticates with the one-time secret the desktop put in ``COWORK_RPC_SECRET``; ``--stdio`` serves
 JSON-RPC on stdin/stdout for headless use. This module is the one place that wires the tool runtime
-into the agent host's ``ToolRouter`` protocol (DESIGN.md "Boundaries").
+into the agent host's ``ToolRouter`` protocol (docs/architecture/index.md "Boundaries").
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ from backend.audit.service import AuditService
 from backend.common.admission import FairAdmission
 from backend.common.auth import Principal, TokenVerifier
 from backend.common.clock import Clock, SystemClock
-from backend.common.errors import BackendError
 from backend.common.handlers import ErrorShapeMiddleware
 from backend.common.openapi import install_openapi
 from backend.common.quota_config import QuotaDirectory
@@ -39,8 +38,8 @@ from backend.peers import (
     ServiceClient,
 )
 from backend.policy import api as policy_api
-from backend.policy.config import PolicyConfigError, PolicyDirectory, builtin_policy
-from backend.policy.service import PolicyService
+from backend.policy.config import PolicyDirectory, builtin_policy
+from backend.policy.service import PolicyService, tenant_policy
 from backend.session import api as session_api
 from backend.session import push_api
 from backend.session.compatibility import CompatibilityChecker
@@ -59,7 +58,6 @@ from backend.tools.workspace_search import WorkspaceSearch
 from backend.workspace import api as workspace_api
 from backend.workspace.service import WorkspaceService
 from contracts.enums import Capability, WorkspaceScope
-from contracts.errors import ErrorCode
 from contracts.rest.workspaces import WorkspaceResource
 
 __all__ = ["SERVICES", "Backend", "BackendApp", "create_app"]
@@ -313,14 +311,7 @@ class _PolicyToolAllowlist:
         self._policies = policies
 
     def allowed_tool_names(self, tenant_id: str) -> frozenset[str] | None:
-        try:
-            policy = self._policies.for_tenant(tenant_id)
-        except PolicyConfigError:
-            raise BackendError(
-                ErrorCode.POLICY_BUNDLE_INVALID,
-                "The policy configuration for this tenant is invalid; an administrator must fix it",
-                status_code=500,
-            ) from None
+        policy = tenant_policy(self._policies, tenant_id)
         for grant in policy.template.get("capabilities", []):
             if grant.get("name") == Capability.BACKEND_TOOL_INVOKE.value:
                 names = grant.get("allowedToolNames")

@@ -27,6 +27,9 @@ class ApprovalDetails(WireModel):
     """An MCP tool's name as its server calls it."""
     arguments: dict[str, Any] | None = None
     """An MCP tool's arguments, exactly as they would be sent to the server."""
+    tool_call_id: str | None = None
+    """The tool call the request is for: a step's calls are asked about concurrently, so a client ties
+    the request to its call by this, not by the tool's name."""
 
 
 class ApprovalRequest(WireModel):

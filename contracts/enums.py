@@ -180,6 +180,8 @@ class ArtifactType(StrEnum):
     SESSION_HISTORY = "session_history"
     TOOL_OUTPUT = "tool_output"
     FILE_DIFF = "file_diff"
+    ATTACHMENT = "attachment"
+    """An image the user attached to a prompt, stored apart from the history that names it."""
 
 
 class PatchFileStatus(StrEnum):

@@ -59,3 +59,7 @@ class CoworkError(Exception):
     @property
     def code(self) -> ErrorCode:
         return self.shape.code
+
+    @property
+    def message(self) -> str:
+        return self.shape.message

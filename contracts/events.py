@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 from pydantic_core.core_schema import ValidationInfo
@@ -90,6 +90,7 @@ class EventType(StrEnum):
     ELICITATION_REQUESTED = "elicitation_requested"  # MCP elicitation: a server asks the user for input
     ELICITATION_RESOLVED = "elicitation_resolved"
     UPLOAD_SKIPPED = "upload_skipped"  # 001 §5: an upload Workspace.Upload does not allow (not sent)
+    CHANGES_REVERTED = "changes_reverted"  # RevertChanges: files put back to before the agent changed them
     # Envelope only (seed 001 §6.3, Phase 3 audit and telemetry): contracts.observability.
     POLICY_DECISION = "policy_decision"
     POLICY_LOADED = "policy_loaded"
@@ -283,6 +284,21 @@ class ArtifactUploadFailedPayload(WireModel):
     reason: str = Field(min_length=1)
 
 
+class RevertedFileEntry(WireModel):
+    path: str = Field(min_length=1)
+    action: Literal["restored", "removed"]
+
+
+class ChangesRevertedPayload(WireModel):
+    """The user put files back to before the agent changed them (``RevertChanges``): a change of its
+    own, shown in the conversation and kept in the audit trail."""
+
+    change_session_id: str = Field(min_length=1)
+    """The session whose changes were reverted (an earlier one of a continued conversation, or this)."""
+    reverted_task_id: str | None = None
+    files: list[RevertedFileEntry] = Field(min_length=1)
+
+
 class UploadSkippedPayload(WireModel):
     """An artifact or history the policy's ``Workspace.Upload`` did not allow: not sent, and not kept
     for later; the task goes on."""
@@ -398,6 +414,7 @@ PAYLOADS: Mapping[EventType, type[WireModel]] = MappingProxyType(
         EventType.UPDATE_INSTALLED: UpdateInstalledPayload,
         EventType.UPDATE_ROLLED_BACK: UpdateRolledBackPayload,
         EventType.UPLOAD_SKIPPED: UploadSkippedPayload,
+        EventType.CHANGES_REVERTED: ChangesRevertedPayload,
     }
 )
 

@@ -1,4 +1,5 @@
-"""The one log line format of every Cowork program (DESIGN.md "Conventions"): a JSON object per line.
+"""The one log line format of every Cowork program (docs/architecture/index.md, "Conventions"): a JSON
+object per line.
 
 The desktop keeps the runtime's stderr in its logs folder next to its own log, and the backend writes
 the same shape, so one reader (``jq``, a log shipper) takes them all.

@@ -1,5 +1,6 @@
 """Params and results of the JSON-RPC methods the runtime serves: the eight of seed 000 §3.1 and 001
-§6.1, and ``AnswerElicitation`` and ``GetMcpServers`` for MCP servers (seed 003 §9).
+§6.1, ``AnswerElicitation`` and ``GetMcpServers`` for MCP servers (seed 003 §9), and
+``RevertChanges``, which puts files back to before the agent changed them.
 
 ``StartTask`` answers as soon as the task is accepted; the task's progress and its end arrive as
 ``SessionEvent`` notifications (:mod:`contracts.events`).
@@ -10,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from contracts._base import UtcDatetime, WireModel
 from contracts.enums import (
@@ -27,10 +28,14 @@ from contracts.enums import (
     SessionStatus,
     TaskStatus,
 )
+from contracts.images import MAX_IMAGES_PER_MESSAGE, MAX_PROMPT_CHARS, ImageContent
 from contracts.mcp import ElicitationAction, McpServerState
 from contracts.messages import SessionHistory
 from contracts.permissions import MAX_PERMISSION_RULES, PermissionRule
 from contracts.projection import TaskProjection
+
+MAX_EARLIER_SESSIONS = 100
+MAX_REVERT_PATHS = 1000
 
 SESSION_EVENT = "SessionEvent"
 """The one notification the runtime sends (seed 000 §3.1)."""
@@ -76,13 +81,24 @@ class TaskOptions(WireModel):
     approval_mode: ApprovalMode = ApprovalMode.ON_RISKY_ACTIONS
     permission_rules: list[PermissionRule] | None = Field(default=None, max_length=MAX_PERMISSION_RULES)
     """The project's saved "Always allow" rules: they answer prompts of the approval mode only."""
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    """The model this task calls, chosen by the user for the conversation; it must be one the policy
+    allows (``llmPolicy.allowedModels``). Absent: the runtime's configured model (seed 000 §6.2)."""
 
 
 class StartTaskParams(WireModel):
     session_id: str = Field(min_length=1)
     task_id: str = Field(min_length=1)
-    prompt: str = Field(min_length=1)
+    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
     task_options: TaskOptions = Field(default_factory=TaskOptions)
+    images: list[ImageContent] | None = Field(default=None, max_length=MAX_IMAGES_PER_MESSAGE)
+    """Images attached to the prompt, each with its data (:mod:`contracts.images`)."""
+
+    @model_validator(mode="after")
+    def _images_carry_their_data(self) -> StartTaskParams:
+        if any(image.data is None for image in self.images or ()):
+            raise ValueError("images of a new prompt carry their data, not an artifactName")
+        return self
 
 
 class StartTaskResult(WireModel):
@@ -141,6 +157,9 @@ class SessionState(WireModel):
 class GetPatchPreviewParams(WireModel):
     session_id: str = Field(min_length=1)
     task_id: str | None = None
+    earlier_session_ids: list[str] = Field(default_factory=list, max_length=MAX_EARLIER_SESSIONS)
+    """The conversation's earlier sessions (a past conversation continued here): their changes kept
+    on this machine are listed too, each file with the ``sessionId`` it belongs to."""
 
 
 class PatchFile(WireModel):
@@ -148,10 +167,53 @@ class PatchFile(WireModel):
     status: PatchFileStatus
     diff: str
     size_bytes: int = Field(ge=0)
+    session_id: str | None = None
+    """The session whose tasks made the change (set for an earlier session's files)."""
+    task_ids: list[str] = Field(default_factory=list)
+    """The tasks that changed the file, oldest first, as far as their before-images are kept."""
+    revertible: bool = False
+    """``RevertChanges`` can put the file back to before the conversation changed it, now."""
+    revert_note: str | None = None
+    """Why not, when it cannot (content not kept, too large, changed since the agent's last write)."""
+
+
+class RevertChangesParams(WireModel):
+    """Put files back to before a task (``taskId``), or before the whole conversation, changed them.
+
+    ``paths`` chooses files (absolute, as ``GetPatchPreview`` gave them); with ``taskId`` alone every
+    file of that task. ``changeSessionId`` names an earlier session of the conversation whose changes
+    are reverted (default: this one). Each file is checked like a write (the policy in force now) and
+    must still be what the agent's last write left: otherwise nothing is reverted."""
+
+    session_id: str = Field(min_length=1)
+    change_session_id: str | None = Field(default=None, min_length=1)
+    task_id: str | None = Field(default=None, min_length=1)
+    paths: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        default=None, min_length=1, max_length=MAX_REVERT_PATHS
+    )
+
+    @model_validator(mode="after")
+    def _names_something(self) -> RevertChangesParams:
+        if self.task_id is None and self.paths is None:
+            raise ValueError("name a taskId, paths, or both")
+        return self
+
+
+class RevertedFile(WireModel):
+    path: str
+    action: Literal["restored", "removed"]
+    """``restored``: its earlier content is back; ``removed``: the agent had created it."""
+
+
+class RevertChangesResult(WireModel):
+    files: list[RevertedFile]
 
 
 class PatchPreview(WireModel):
     files: list[PatchFile]
+    kept_session_ids: list[str] = Field(default_factory=list)
+    """The sessions (this one, and the earlier ones asked for) whose changes this machine keeps: for
+    any other, what its tasks changed can only be read from its history."""
 
 
 class ApproveActionParams(WireModel):
@@ -240,6 +302,12 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType(
                 AnswerElicitationParams,
                 AnswerElicitationResult,
                 "Deliver the user's answer to an MCP server's request for input",
+            ),
+            MethodSpec(
+                "RevertChanges",
+                RevertChangesParams,
+                RevertChangesResult,
+                "Put files back to before a task or the conversation changed them",
             ),
             MethodSpec(
                 "GetMcpServers",

@@ -95,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (arguments[0].startswith("-") and arguments[0] not in ("-h", "--help")):
         # The window; what follows is Qt's (-platform, -style …), not ours.
+        if (problem := _window_problem(arguments)) is not None:
+            return problem
         from desktop.app import run_app
 
         return run_app(arguments)
@@ -111,9 +113,22 @@ def _open(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error(f"open: {folder} is not a folder")
     if args.task is not None and not args.task.strip():
         parser.error("open: --task needs a prompt")
+    if (problem := _window_problem([])) is not None:
+        return problem
     from desktop.app import OpenRequest, run_app
 
     return run_app([], opening=OpenRequest(folder=str(folder), task=args.task))
+
+
+def _window_problem(qt_arguments: Sequence[str]) -> int | None:
+    """The exit status when the window cannot open on this system, having said why; None if it can."""
+    from desktop.app.platform_check import EXIT_MISSING_LIBRARIES, xcb_problem
+
+    problem = xcb_problem(os.environ, qt_arguments)
+    if problem is None:
+        return None
+    print(problem, file=sys.stderr)
+    return EXIT_MISSING_LIBRARIES
 
 
 def _exec(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

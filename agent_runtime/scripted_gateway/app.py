@@ -28,6 +28,7 @@ from .dialects import (
     response_steps,
     stream_error_event,
 )
+from .images import image_problem
 from .prompt_cache import breakpoint_problem
 from .script import ErrorTurn, RawTurn, ResponseTurn
 from .state import GatewayState, RecordedRequest, redact
@@ -132,19 +133,22 @@ class GatewayApp:
 
     async def _model_call(self, scope: Scope, receive: Receive, send: Send, dialect: Dialect) -> None:
         arrived = time.time()
-        try:
-            raw = await _read_body(receive, MAX_REQUEST_BYTES)
-        except _TooLarge:
-            record = self.state.record(
+
+        def recorded(body: Any) -> RecordedRequest:
+            return self.state.record(
                 "POST",
                 scope["path"],
                 dialect,
                 redact(scope["headers"]),
-                None,
+                body,
                 received_at=arrived,
                 client_port=_client_port(scope),
             )
-            self.state.update(record, outcome="invalid")
+
+        try:
+            raw = await _read_body(receive, MAX_REQUEST_BYTES)
+        except _TooLarge:
+            self.state.update(recorded(None), outcome="invalid")
             await _json(send, 413, error_body(dialect, 413, "The request body is larger than 32 MiB"))
             return
         if raw is None:
@@ -153,15 +157,7 @@ class GatewayApp:
             body: Any = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             body = None
-        record = self.state.record(
-            "POST",
-            scope["path"],
-            dialect,
-            redact(scope["headers"]),
-            body,
-            received_at=arrived,
-            client_port=_client_port(scope),
-        )
+        record = recorded(body)
         if not self._authorised(scope, dialect):
             self.state.update(record, outcome="unauthorized")
             await _json(send, 401, error_body(dialect, 401, default_message(401)))
@@ -172,7 +168,7 @@ class GatewayApp:
             await _json(send, 422, error_body(dialect, 422, problem))
             return
         assert isinstance(body, dict)
-        too_many = breakpoint_problem(dialect, body)
+        too_many = breakpoint_problem(dialect, body) or image_problem(dialect, body)
         if too_many is not None:
             self.state.update(record, outcome="invalid")
             await _json(send, 400, error_body(dialect, 400, too_many))

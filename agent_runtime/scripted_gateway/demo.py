@@ -1,4 +1,5 @@
-"""The offline demo model: what the desktop offers when no LLM gateway is configured (DESIGN.md).
+"""The offline demo model: what the desktop offers when no LLM gateway is configured
+(docs/architecture/index.md, "The embedded default").
 
 It is not a language model and says so in every reply. It reads the request and answers
 deterministically, in either dialect, and never runs out of turns. It shows what Cowork does with a

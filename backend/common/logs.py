@@ -1,4 +1,4 @@
-"""Structured JSON log lines (DESIGN.md conventions), one object per line."""
+"""Structured JSON log lines (docs/architecture/index.md "Conventions"), one object per line."""
 
 from __future__ import annotations
 

@@ -40,6 +40,7 @@ BODY_MODELS = (ResolveWorkspaceRequest, ArtifactUploadRequest)
 
 WorkspaceId = Annotated[str, Path(min_length=1, max_length=128)]
 ArtifactId = Annotated[str, Path(min_length=1, max_length=128)]
+SessionId = Annotated[str, Path(min_length=1, max_length=128)]
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -152,6 +153,16 @@ def router(
     )
     async def delete(request: Request, workspace_id: WorkspaceId) -> Response:
         await run_in_threadpool(service.delete, caller_of(request), workspace_id)
+        return Response(status_code=204)
+
+    @api.delete(
+        "/workspaces/{workspace_id}/sessions/{session_id}",
+        status_code=204,
+        responses=_errors(),
+        summary="Delete a conversation: the session's history and artifacts are permanently removed",
+    )
+    async def delete_session(request: Request, workspace_id: WorkspaceId, session_id: SessionId) -> Response:
+        await run_in_threadpool(service.delete_session, caller_of(request), workspace_id, session_id)
         return Response(status_code=204)
 
     @api.post(

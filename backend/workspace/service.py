@@ -257,6 +257,27 @@ class WorkspaceService:
             # newer record's content is there.
         raise StorageError("The artifact's content is unavailable")
 
+    def delete_session(self, principal: Principal, workspace_id: str, session_id: str) -> int:
+        """Permanently remove what the caller's session stored in the workspace — its
+        ``session_history`` and every artifact — with their search documents: the user deleted the
+        conversation. How many artifacts went. 404 for a workspace or session that is not the caller's."""
+        self._owned(principal, workspace_id)
+        records = [
+            record
+            for record in self._repository.list_artifacts(
+                principal.tenant_id, workspace_id, session_id=session_id
+            )
+            if record.user_id == principal.user_id
+        ]
+        if not records and self._sessions.workspace_of(principal, session_id) != workspace_id:
+            raise session_not_found(session_id)
+        self._repository.delete_artifacts(records)
+        for record in records:
+            if not record.inline:
+                self._content.delete(record.content_key)
+        self._count_storage(principal.tenant_id, -sum(record.size_bytes for record in records))
+        return len(records)
+
     # ------------------------------------------------------------------ search
 
     def search(

@@ -1,10 +1,12 @@
 """Which of the Qt files PyInstaller collects the desktop app keeps (``installer/cowork.spec``).
 
-The app uses four Qt modules — QtCore, QtGui, QtWidgets, QtNetwork (its local socket to the runtime)
-— from the ``PySide6-Essentials`` wheel. PyInstaller's Qt hooks collect more than that: every plugin
-of the modules' plugin types, the shared libraries those plugins link (QtQml and QtQuick come in
-with the virtual keyboard, QtPdf with the PDF image format…), and Qt's translations. The spec drops
-them here, by destination path, on each platform's layout:
+The app uses five Qt modules — QtCore, QtGui, QtWidgets, QtNetwork (its local socket to the runtime)
+and QtDBus (Linux desktop notifications) — from the ``PySide6-Essentials`` wheel. PyInstaller's Qt
+hooks collect more than that: every plugin of the modules' plugin types, the shared libraries those
+plugins link (QtQml and QtQuick come in with the virtual keyboard, QtPdf with the PDF image
+format…), and Qt's translations for every language (the spec adds back, beside the app's own
+catalogues, Qt's for the languages the app ships). The spec drops them here, by destination path, on
+each platform's layout:
 
 - Linux: ``PySide6/Qt/lib/libQt6Core.so.6``, ``PySide6/Qt/plugins/platforms/libqxcb.so``;
 - macOS: ``PySide6/Qt/lib/QtCore.framework/…``, ``PySide6/Qt/plugins/platforms/libqcocoa.dylib``;
@@ -113,7 +115,7 @@ def keep_qt_file(destination: str, system: str) -> bool:
     if not parts or parts[0] != "PySide6":
         return True
     if "translations" in parts and parts[-1].endswith(".qm"):
-        return False  # the app's text is English only: Qt's own strings stay English with it
+        return False  # the few the app uses go beside its own catalogues (installer/cowork.spec)
     if "plugins" in parts:
         index = parts.index("plugins")
         if len(parts) < index + 3:

@@ -83,9 +83,13 @@ class ArtifactUploadRequest(WireModel):
 
     @model_validator(mode="after")
     def _the_id_chain_is_complete(self) -> ArtifactUploadRequest:
-        # A session_history snapshot belongs to the session as a whole; every other artifact comes
-        # out of one step and carries the full chain (seed 004 ID Chain).
-        if self.artifact_type is not ArtifactType.SESSION_HISTORY and (
+        # A session_history snapshot belongs to the session as a whole; an attachment to the task whose
+        # prompt carried it; every other artifact comes out of one step and carries the full chain
+        # (seed 004 ID Chain).
+        if self.artifact_type is ArtifactType.ATTACHMENT:
+            if self.task_id is None:
+                raise ValueError("an attachment artifact needs taskId")
+        elif self.artifact_type is not ArtifactType.SESSION_HISTORY and (
             self.task_id is None or self.step_id is None
         ):
             raise ValueError(f"a {self.artifact_type.value} artifact needs taskId and stepId")

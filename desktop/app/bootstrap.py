@@ -39,8 +39,10 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from contracts.logs import JsonLinesFormatter
+from desktop.app.language import AppLanguage
 from desktop.app.main_window import AboutInfo, MainWindow
-from desktop.app.theme import follow_system_theme
+from desktop.app.single_instance import InstanceServer, hand_over, instance_name
+from desktop.app.theme import AppTheme, follow_system_theme
 from desktop.approval.dialog import ApprovalDialog
 from desktop.approval.queue import ApprovalQueue
 from desktop.audit import DesktopAudit, SessionRef
@@ -51,6 +53,7 @@ from desktop.conversation.items import Tone
 from desktop.conversation.journal import SessionJournal
 from desktop.conversation.session import TASK_STOP_GRACE_S, ConversationSession, Identity, TaskDefaults
 from desktop.conversation.workbench import Workbench
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
 from desktop.launch.errors import LaunchError
 from desktop.launch.runtime import RUNTIME_EXECUTABLE_VARIABLE, runtime_command
 from desktop.mcp.elicitation_dialog import ElicitationDialog
@@ -58,6 +61,7 @@ from desktop.mcp.elicitations import ElicitationQueue
 from desktop.mcp.servers import McpServersSource
 from desktop.mcp.sign_in_view import open_in_browser
 from desktop.settings.dialog import FirstRunDialog, SettingsDialog
+from desktop.settings.presets import accepts_images
 from desktop.settings.rules import ProjectRules
 from desktop.settings.store import AppSettings, SettingsError, SettingsStore
 from desktop.supervision.runtime import QtRuntimeLauncher
@@ -156,9 +160,13 @@ def log_dir() -> Path:
     return Path(user_log_dir("Cowork", appauthor=False))
 
 
+def data_dir() -> Path:
+    return Path(user_data_dir("Cowork", appauthor=False))
+
+
 def journal_path() -> Path:
     """Where the window notes its open sessions (:mod:`desktop.conversation.journal`)."""
-    return Path(user_data_dir("Cowork", appauthor=False)) / "desktop" / "open-sessions.json"
+    return data_dir() / "desktop" / "open-sessions.json"
 
 
 def _configure_logging(directory: Path) -> None:
@@ -190,9 +198,30 @@ def run_app(
     app.setApplicationDisplayName("Cowork")
     app.setApplicationVersion(app_version())
     app.setWindowIcon(QIcon(str(WINDOW_ICON)))
-    follow_system_theme(app)
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-        return runner.run(DesktopApp(env, logs, opening=opening).run())
+    # One app per user and data folder: a second start hands its folder over and ends.
+    instance = instance_name(data_dir())
+    if hand_over(instance, opening.folder if opening else None, opening.task if opening else None):
+        logger.info("handed the start over to the running app")
+        print(
+            translate("Startup", "Cowork is already running: its window now shows {what}.").format(
+                what=opening.folder if opening else translate("Startup", "itself")
+            ),
+            file=sys.stderr,
+        )
+        return 0
+    server = InstanceServer(instance)
+    server.listen()
+    # Before any window is built: text is translated when a widget is made.
+    language = AppLanguage(app)
+    language.apply(SettingsStore().language())
+    theme = follow_system_theme(app, SettingsStore().theme())
+    desktop = DesktopApp(env, logs, opening=opening, theme=theme)
+    server.requested.connect(desktop.open_requested)
+    try:
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+            return runner.run(desktop.run())
+    finally:
+        server.close()
 
 
 class DesktopApp:
@@ -205,11 +234,14 @@ class DesktopApp:
         *,
         updater_setup: UpdaterSetup | None = None,
         opening: OpenRequest | None = None,
+        theme: AppTheme | None = None,
     ) -> None:
         self.environ = environ
         self.logs = logs
         self.updater_setup = updater_setup or UpdaterSetup()
         self.opening = opening
+        self.theme = theme
+        """The app's appearance, switched by Settings at once (None: Settings offers no choice)."""
         self.window: MainWindow | None = None
         self.updater: RuntimeUpdater | None = None
         self._backend_url = ""
@@ -253,6 +285,11 @@ class DesktopApp:
                 self.updater = self._start_updater(window)
             except Exception:  # updates are a convenience: the app runs without them
                 logger.exception("the runtime updater could not start")
+                window.updates_unavailable(
+                    translate(
+                        "MainWindow", "the updater could not start (the log in {folder} says why)"
+                    ).format(folder=self.logs)
+                )
             await self._serve(window, closed)
         finally:
             restore_signals()
@@ -270,6 +307,7 @@ class DesktopApp:
         config = update_config(self.environ, frozen=is_frozen())
         if isinstance(config, UpdatesOff):
             (logger.error if config.invalid else logger.info)("no runtime update checks: %s", config.reason)
+            window.updates_unavailable(config.reason)
             return None
         from desktop.updater.keys import PINNED_ROOT_KEYS
         from desktop.updater.qt import RuntimeUpdater
@@ -312,13 +350,18 @@ class DesktopApp:
     async def _serve(self, window: MainWindow, closed: asyncio.Future[None]) -> None:
         store = SettingsStore()
         window.settings_opener = lambda: self._open_settings(store)
+        window.composer.set_send_key(store.send_key())
         if not store.is_configured() and not self.environ.get("LLM_GATEWAY_ENDPOINT"):
             self._first_run(store)
         try:
             settings = store.load()
         except SettingsError as exc:
-            window.show_problem(f"{exc} Open Settings to fix it.", BannerAction.SETTINGS)
+            window.show_problem(
+                translate("MainWindow", "{problem} Open Settings to fix it.").format(problem=exc),
+                BannerAction.SETTINGS,
+            )
             settings = AppSettings()
+        self._show_model(settings)
         self._backend_url = settings.backend_url
 
         project_rules = ProjectRules(store)
@@ -330,6 +373,7 @@ class DesktopApp:
                     approval_mode=saved.approval_mode,
                     max_steps=saved.max_steps,
                     rules_for=project_rules.wire_for_project,
+                    accepts_images=accepts_images(saved.preset, saved.model),
                 )
             return TaskDefaults(rules_for=project_rules.wire_for_project)
 
@@ -392,7 +436,10 @@ class DesktopApp:
                 window.closing.connect(asking.hide)  # the runtimes shut down; their requests go with them
                 window.attach(workbench, dialog)
                 self._workbench = workbench
-                runner.run("reopen the interrupted conversations", workbench.restore_interrupted())
+                runner.run(
+                    QT_TRANSLATE_NOOP("Errors", "reopen the interrupted conversations"),
+                    workbench.restore_interrupted(),
+                )
                 if self.opening is not None:
                     workbench.new_conversation(self.opening.folder)
                     if self.opening.task:
@@ -402,7 +449,10 @@ class DesktopApp:
                 await self._settle(launcher)
         except LaunchError as exc:
             logger.warning("the app could not start its services: %s", exc)
-            window.show_problem(f"Cowork could not start: {exc}", BannerAction.SETTINGS)
+            window.show_problem(
+                translate("MainWindow", "Cowork could not start: {problem}").format(problem=exc),
+                BannerAction.SETTINGS,
+            )
             await closed
         finally:
             if launcher is not None:
@@ -445,17 +495,57 @@ class DesktopApp:
         except TimeoutError:
             logger.warning("the runtimes' ends were not all recorded for crash-loop detection")
 
+    def open_requested(self, request: Mapping[str, str | None]) -> None:
+        """A second ``cowork`` / ``cowork open DIR`` handed its start over: come to the front and open
+        a conversation for the folder (once the services are up, if they are still starting)."""
+        folder, task = request.get("folder"), request.get("task")
+        window = self.window
+        if window is None:  # not shown yet: it opens the folder as the first start's own
+            if folder:
+                self.opening = OpenRequest(folder=folder, task=task)
+            return
+        if window.isMinimized():
+            window.showNormal()
+        window.raise_()
+        window.activateWindow()
+        if not folder:
+            return
+        if not Path(folder).is_dir():
+            window.show_problem(
+                translate("Startup", "{folder} is not a folder: no conversation was opened for it.").format(
+                    folder=folder
+                )
+            )
+            return
+        workbench = self._workbench
+        if workbench is None:
+            self.opening = OpenRequest(folder=folder, task=task)  # _serve opens it when the services are up
+            return
+        workbench.new_conversation(folder)
+        if task:
+            workbench.send(task)
+
     def _first_run(self, store: SettingsStore) -> None:
         assert self.window is not None
         dialog = FirstRunDialog(store, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        dialog.saved.connect(self._show_model)
         dialog.open()
 
     def _open_settings(self, store: SettingsStore) -> None:
         assert self.window is not None
-        dialog = SettingsDialog(store, self.window, environ=self.environ, mcp=self._mcp_source())
+        theme = self.theme
+        dialog = SettingsDialog(
+            store,
+            self.window,
+            environ=self.environ,
+            mcp=self._mcp_source(),
+            apply_theme=theme.apply if theme is not None else None,
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         dialog.saved.connect(self._settings_saved)
+        # Once everything is saved (the send key last): the composer follows the choice.
+        dialog.accepted.connect(lambda: self._send_key_saved(store))
         dialog.open()
 
     def _mcp_source(self) -> McpServersSource | None:
@@ -470,7 +560,27 @@ class DesktopApp:
             refresh=lambda: workbench.refresh_mcp_servers(session),
         )
 
+    def _send_key_saved(self, store: SettingsStore) -> None:
+        if self.window is not None:
+            self.window.composer.set_send_key(store.send_key())
+
+    def _show_model(self, settings: AppSettings) -> None:
+        """The empty window's second step says which model is set up, if one is."""
+        if self.window is None:
+            return
+        model = self.environ.get("LLM_GATEWAY_MODEL") or settings.model
+        endpoint = self.environ.get("LLM_GATEWAY_ENDPOINT") or settings.endpoint
+        if settings.is_demo and not self.environ.get("LLM_GATEWAY_ENDPOINT"):
+            self.window.welcome.show_model(translate("Welcome", "the offline demo model (not a real LLM)"))
+        elif endpoint:
+            self.window.welcome.show_model(
+                translate("Welcome", "{model} at {endpoint}").format(model=model or "?", endpoint=endpoint)
+            )
+        else:
+            self.window.welcome.show_model(None)
+
     def _settings_saved(self, settings: AppSettings) -> None:
+        self._show_model(settings)
         # The gateway and the task defaults are read at each runtime start and each task (an open
         # conversation restarts its runtime on the new gateway before its next task or resume); the
         # backend every runtime talks to is chosen once, when the app starts.
@@ -478,8 +588,11 @@ class DesktopApp:
             self._workbench.settings_changed()
         if self.window is not None and settings.backend_url != self._backend_url:
             self.window.show_problem(
-                "Settings saved. Restart Cowork to switch to the new backend; new conversations use the"
-                " new model settings from their next task.",
+                translate(
+                    "MainWindow",
+                    "Settings saved. Restart Cowork to switch to the new backend; new conversations use the"
+                    " new model settings from their next task.",
+                ),
                 tone=Tone.INFO,
             )
 

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from desktop.conversation.checklist import ChecklistState
+from desktop.i18n import translate
 
 __all__ = ["ChecklistView"]
 
@@ -21,7 +22,7 @@ class ChecklistView(QFrame):
         self.setMaximumWidth(320)
         self.heading = QLabel()
         self.heading.setObjectName("checklistHeading")
-        self.nudge = QLabel("Nothing has verified the work yet.")
+        self.nudge = QLabel(translate("Checklist", "Nothing has verified the work yet."))
         self.nudge.setObjectName("checklistNudge")
         self.nudge.setWordWrap(True)
         self._rows = QVBoxLayout()
@@ -57,9 +58,13 @@ class ChecklistView(QFrame):
         if state is None or not entries:
             self.nudge.hide()
             return
-        self.heading.setText(f"Checklist — {state.done} of {len(entries)} done")
+        self.heading.setText(
+            translate("Checklist", "Checklist — {done} of {total} done").format(
+                done=state.done, total=len(entries)
+            )
+        )
         for entry in entries:
-            suffix = "  (verification)" if entry.kind == "verification" else ""
+            suffix = translate("Checklist", "  (verification)") if entry.kind == "verification" else ""
             label = QLabel(f"{entry.glyph}  {entry.title}{suffix}")
             label.setWordWrap(True)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

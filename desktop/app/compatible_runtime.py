@@ -21,18 +21,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
 from desktop.updater.compatible import Incompatibility
 from desktop.updater.outcome import UpdateProgress, UpdateResult, UpdateStage, UpdateStatus
 from desktop.updater.qt import RuntimeUpdater
 
 __all__ = ["CompatibleRuntimeDialog"]
 
-_STAGES = {
-    UpdateStage.CHECKING: "Reading the release manifest…",
-    UpdateStage.DOWNLOADING: "Downloading runtime {version}…",
-    UpdateStage.INSTALLING: "Unpacking and checking runtime {version}…",
-    UpdateStage.HEALTH_CHECK: "Starting runtime {version} to check it…",
-    UpdateStage.ACTIVATING: "Making runtime {version} the one new sessions use…",
+_STAGES = {  # translated where shown, in the language installed then
+    UpdateStage.CHECKING: QT_TRANSLATE_NOOP("CompatibleRuntime", "Reading the release manifest…"),
+    UpdateStage.DOWNLOADING: QT_TRANSLATE_NOOP("CompatibleRuntime", "Downloading runtime {version}…"),
+    UpdateStage.INSTALLING: QT_TRANSLATE_NOOP(
+        "CompatibleRuntime", "Unpacking and checking runtime {version}…"
+    ),
+    UpdateStage.HEALTH_CHECK: QT_TRANSLATE_NOOP(
+        "CompatibleRuntime", "Starting runtime {version} to check it…"
+    ),
+    UpdateStage.ACTIVATING: QT_TRANSLATE_NOOP(
+        "CompatibleRuntime", "Making runtime {version} the one new sessions use…"
+    ),
 }
 
 
@@ -45,7 +52,7 @@ class CompatibleRuntimeDialog(QDialog):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Compatible agent runtime")
+        self.setWindowTitle(translate("CompatibleRuntime", "Compatible agent runtime"))
         self.setModal(True)
         self._incompatibility = incompatibility
         self._updater = updater
@@ -61,7 +68,7 @@ class CompatibleRuntimeDialog(QDialog):
         self.progress.hide()
         self.buttons = QDialogButtonBox(self)
         self.download_button: QPushButton = self.buttons.addButton(
-            "Download and install", QDialogButtonBox.ButtonRole.AcceptRole
+            translate("CompatibleRuntime", "Download and install"), QDialogButtonBox.ButtonRole.AcceptRole
         )
         self.close_button: QPushButton = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.download_button.clicked.connect(self.download)
@@ -78,18 +85,21 @@ class CompatibleRuntimeDialog(QDialog):
         if self._running:
             return
         if not self._updater.install_compatible(self._incompatibility.supported):
-            self.status.setText("A runtime update is running; try again when it has finished.")
+            self.status.setText(
+                translate("CompatibleRuntime", "A runtime update is running; try again when it has finished.")
+            )
             return
         self._running = True
         self.download_button.setEnabled(False)
-        self.close_button.setText("Hide")
+        self.close_button.setText(translate("CompatibleRuntime", "Hide"))
         self.progress.setRange(0, 0)
         self.progress.show()
         self._updater.progressed.connect(self._progressed)
         self._updater.finished.connect(self._finished)
 
     def _progressed(self, progress: UpdateProgress) -> None:
-        self.status.setText(_STAGES[progress.stage].format(version=progress.version or ""))
+        stage = translate("CompatibleRuntime", _STAGES[progress.stage])
+        self.status.setText(stage.format(version=progress.version or ""))
         if progress.total:
             self.progress.setRange(0, 1000)
             self.progress.setValue(int(1000 * progress.done / progress.total))
@@ -101,11 +111,19 @@ class CompatibleRuntimeDialog(QDialog):
         self.result_of_round = result
         self.progress.hide()
         if result.status in (UpdateStatus.INSTALLED, UpdateStatus.UP_TO_DATE):
-            self.status.setText(f"Runtime {result.version} is installed; starting the session again.")
+            self.status.setText(
+                translate(
+                    "CompatibleRuntime", "Runtime {version} is installed; starting the session again."
+                ).format(version=result.version)
+            )
             self._on_installed(result)
             self.accept()
             return
-        self.status.setText(f"No compatible runtime was installed: {result.message}.")
-        self.download_button.setText("Try again")
+        self.status.setText(
+            translate("CompatibleRuntime", "No compatible runtime was installed: {message}.").format(
+                message=result.message
+            )
+        )
+        self.download_button.setText(translate("CompatibleRuntime", "Try again"))
         self.download_button.setEnabled(True)
-        self.close_button.setText("Close")
+        self.close_button.setText(translate("CompatibleRuntime", "Close"))

@@ -10,6 +10,7 @@ It draws and forwards, nothing more. What happens lives in the Qt-free
 
 from __future__ import annotations
 
+import html
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QMainWindow,
     QMessageBox,
     QPushButton,
@@ -33,19 +33,28 @@ from PySide6.QtWidgets import (
 
 from desktop.app.checklist_view import ChecklistView
 from desktop.app.composer import Composer
+from desktop.app.conversation_actions import ConversationActions
 from desktop.app.conversation_view import ConversationView
+from desktop.app.header_view import ConversationHeader, saved_prices, settings_model
+from desktop.app.notifications import DesktopNotifier, set_windows_app_id
 from desktop.app.sidebar_view import SidebarView
 from desktop.app.status import BannerView, StatusStrip
 from desktop.app.update_status import RuntimeUpdateStatus
+from desktop.app.welcome_view import WelcomeView
 from desktop.conversation.banners import Banner, BannerAction
-from desktop.conversation.controller import CallRunner, Problem
+from desktop.conversation.controller import CallRunner, Problem, describe_failure
 from desktop.conversation.items import Item, Tone
+from desktop.conversation.pricing import PriceTable
 from desktop.conversation.session import ConversationSession, Phase
 from desktop.conversation.workbench import Workbench, commands_for
+from desktop.dialog_size import keep_laid_out
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
+from desktop.patch.model import RevertRequest, reverted_summary
 from desktop.updater.indicator import NoteKind, UpdateNote, progress_note, result_note
 from desktop.updater.outcome import UpdateProgress, UpdateResult
 
 if TYPE_CHECKING:
+    from desktop.patch.dialog import PatchPreviewDialog
     from desktop.updater.qt import RuntimeUpdater
 
 __all__ = ["AboutInfo", "MainWindow"]
@@ -61,12 +70,15 @@ class AboutInfo:
     python_version: str
 
     def text(self) -> str:
-        return (
-            f"<h3>Cowork {self.app_version}</h3>"
+        return translate(
+            "About",
+            "<h3>Cowork {app}</h3>"
             "<p>A local-first desktop agent: it reads, writes and runs things in your projects, asking"
             " you before risky actions.</p>"
-            f"<p>Agent runtime: {self.runtime_version}<br>"
-            f"Qt {self.qt_version} · Python {self.python_version}</p>"
+            "<p>Agent runtime: {runtime}<br>"
+            "Qt {qt} · Python {python}</p>",
+        ).format(
+            app=self.app_version, runtime=self.runtime_version, qt=self.qt_version, python=self.python_version
         )
 
 
@@ -96,6 +108,8 @@ class MainWindow(QMainWindow):
         self.approval_dialog: QWidget | None = None
         self.preview_dialog: QWidget | None = None
         self.settings_opener: Callable[[], None] | None = None
+        self.price_source: Callable[[], PriceTable] = saved_prices
+        """The price table the header's cost estimate uses (Settings → Prices)."""
         self.updater: RuntimeUpdater | None = None
         self.compatible_dialog: QDialog | None = None
         """The last offer of a compatible runtime (for tests to drive)."""
@@ -106,6 +120,13 @@ class MainWindow(QMainWindow):
         self._stopping = False
         """The user chose to stop the running task and quit: the app is shutting down."""
         self._shut_down = False
+        self.updates_off_reason: str | None = None
+        """Why Help → Check for Runtime Updates is greyed out (also said in About)."""
+        self.logs_dialog: QDialog | None = None
+        """Shown when no file manager opened the logs folder."""
+        set_windows_app_id()  # before the window shows: its taskbar button and toasts are Cowork's
+        self.notifier = DesktopNotifier(self)
+        """OS notifications while this window is not active (File → Notify When in the Background)."""
         self._build_actions()
         self._build()
         self._build_menus()
@@ -126,38 +147,52 @@ class MainWindow(QMainWindow):
             return made
 
         self.new_action = action(
-            "New Conversation in a &Folder…", QKeySequence.StandardKey.New, self.choose_folder
+            translate("MainWindow", "New Conversation in a &Folder…"),
+            QKeySequence.StandardKey.New,
+            self.choose_folder,
         )
         self.new_general_action = action(
-            "New &General Chat", "Ctrl+Shift+N", lambda: self.new_conversation(None)
+            translate("MainWindow", "New &General Chat"), "Ctrl+Shift+N", lambda: self.new_conversation(None)
         )
         self.close_action = action(
-            "&Close Conversation", QKeySequence.StandardKey.Close, self.close_conversation
+            translate("MainWindow", "&Close Conversation"),
+            QKeySequence.StandardKey.Close,
+            self.close_conversation,
         )
-        self.settings_action = action("&Settings…", QKeySequence.StandardKey.Preferences, self.open_settings)
+        self.settings_action = action(
+            translate("MainWindow", "&Settings…"), QKeySequence.StandardKey.Preferences, self.open_settings
+        )
         self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
-        self.quit_action = action("&Quit", QKeySequence.StandardKey.Quit, self.close)
+        self.quit_action = action(translate("MainWindow", "&Quit"), QKeySequence.StandardKey.Quit, self.close)
         self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
-        self.send_action = action("&Send", "Ctrl+Return", self.send)
-        self.stop_action = action("S&top", "Escape", self.stop)
-        self.review_action = action("&Review Changes…", "Ctrl+Shift+D", self.review_changes)
-        self.logs_action = action("Open &Logs Folder", None, self.open_logs)
-        self.check_updates_action = action("Check for Runtime &Updates", None, self.check_for_updates)
+        self.send_action = action(translate("MainWindow", "&Send"), "Ctrl+Return", self.send)
+        self.stop_action = action(translate("MainWindow", "S&top"), "Escape", self.stop)
+        self.review_action = action(
+            translate("MainWindow", "&Review Changes…"), "Ctrl+Shift+D", self.review_changes
+        )
+        self.edit_last_action = action(
+            translate("MainWindow", "&Edit Last Prompt"), "Ctrl+Shift+E", self.edit_last_prompt
+        )
+        self.retry_action = action(translate("MainWindow", "Re&try Last Task"), "Ctrl+Shift+R", self.retry)
+        self.find_action = action(
+            translate("MainWindow", "&Find Conversation"), "Ctrl+Shift+F", lambda: self.sidebar.focus_search()
+        )
+        self.logs_action = action(translate("MainWindow", "Open &Logs Folder"), None, self.open_logs)
+        self.check_updates_action = action(
+            translate("MainWindow", "Check for Runtime &Updates"), None, self.check_for_updates
+        )
         self.check_updates_action.setEnabled(False)  # until the app has an updater (installed, or configured)
-        self.about_action = action("&About Cowork", None, self.show_about)
+        self.about_action = action(translate("MainWindow", "&About Cowork"), None, self.show_about)
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
 
     def _build(self) -> None:
         self.sidebar = SidebarView(self.new_action, self.new_general_action)
         self.sidebar.selected.connect(self.open_conversation)
-        self.title = QLabel()
-        self.title.setObjectName("conversationTitle")
-        self.folder = QLabel()
-        self.folder.setObjectName("conversationFolder")
-        header = QHBoxLayout()
-        header.setContentsMargins(12, 8, 12, 0)
-        header.addWidget(self.title, 1)
-        header.addWidget(self.folder)
+        self.conversation_actions = ConversationActions(self.sidebar, self, self._keep)
+        self.header = ConversationHeader(prices=lambda: self.price_source(), settings_model=settings_model)
+        self.header.model_chosen.connect(self._model_chosen)
+        self.title = self.header.title
+        self.folder = self.header.folder
         self.banner = BannerView()
         self.banner.acted.connect(self.act)
         self.banner.dismissed.connect(self._dismiss_banner)
@@ -169,16 +204,20 @@ class MainWindow(QMainWindow):
         self.composer.edit.submitted.connect(self.send)
         self.composer.edit.typing_started.connect(self._typing)
         self.composer.stop_button.clicked.connect(self.stop)
+        self.composer.changed.connect(self._composer_changed)
         main = QWidget()
         column = QVBoxLayout(main)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
-        column.addLayout(header)
+        column.addWidget(self.header)
         column.addWidget(self.banner)
         self.checklist = ChecklistView()
         middle = QHBoxLayout()
         middle.setContentsMargins(0, 0, 0, 0)
         middle.addWidget(self.view, 1)
+        # While no conversation is open: what to do first, in place of an empty conversation.
+        self.welcome = WelcomeView(self.new_action, self.settings_action)
+        middle.addWidget(self.welcome, 1)
         middle.addWidget(self.checklist)
         column.addLayout(middle, 1)
         column.addWidget(self.status)
@@ -201,18 +240,24 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
+        file_menu = bar.addMenu(translate("MainWindow", "&File"))
         for action in (self.new_action, self.new_general_action, self.close_action):
             file_menu.addAction(action)
         file_menu.addSeparator()
         file_menu.addAction(self.settings_action)
+        file_menu.addAction(self.notifier.toggle_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
-        conversation = bar.addMenu("&Conversation")
+        conversation = bar.addMenu(translate("MainWindow", "&Conversation"))
         conversation.addAction(self.send_action)
         conversation.addAction(self.stop_action)
         conversation.addAction(self.review_action)
-        help_menu = bar.addMenu("&Help")
+        conversation.addSeparator()
+        conversation.addAction(self.edit_last_action)
+        conversation.addAction(self.retry_action)
+        conversation.addAction(self.find_action)
+        help_menu = bar.addMenu(translate("MainWindow", "&Help"))
+        help_menu.setToolTipsVisible(True)  # a greyed-out update check says why in its tooltip
         help_menu.addAction(self.logs_action)
         help_menu.addAction(self.check_updates_action)
         help_menu.addAction(self.about_action)
@@ -227,16 +272,19 @@ class MainWindow(QMainWindow):
         workbench.sidebar_changed.append(self._sidebar_changed)
         workbench.current_changed.append(self._current_changed)
         runner = workbench.runner
-        runner.guard(self.composer.send_button, self._can_send)
+        runner.guard(self.composer.send_button, self._can_send_text)
         runner.guard(self.send_action, self._can_send)
         runner.guard(self.composer.stop_button, self._busy)
         runner.guard(self.stop_action, self._busy)
-        runner.guard(self.review_action, self._connected)
+        runner.guard(self.review_action, self._can_review)
+        for again in (self.edit_last_action, self.retry_action):
+            runner.guard(again, lambda: self._can_send() and workbench.last_prompt() is not None)
+        self.conversation_actions.attach(workbench)
         runner.guard(self.close_action, lambda: workbench.current is not None)
         for action in (self.new_action, self.new_general_action):
             runner.guard(action)
         self.composer.edit.setEnabled(True)
-        self.sidebar.show_message("Loading conversations…")
+        self.sidebar.show_message(translate("MainWindow", "Loading conversations…"))
         workbench.refresh()
 
     def attach_updater(self, updater: RuntimeUpdater) -> None:
@@ -246,6 +294,19 @@ class MainWindow(QMainWindow):
         updater.stageChanged.connect(self._update_stage)
         updater.finished.connect(self._update_finished)
         self.check_updates_action.setEnabled(True)
+        self.check_updates_action.setToolTip(translate("MainWindow", "Check for a newer agent runtime now"))
+        self.updates_off_reason = None
+
+    def updates_unavailable(self, reason: str) -> None:
+        """There is no runtime updater: the greyed-out Check for Runtime Updates, and About, say why."""
+        self.updates_off_reason = reason
+        self.check_updates_action.setEnabled(False)
+        self.check_updates_action.setToolTip(self._updates_off_text())
+
+    def _updates_off_text(self) -> str:
+        return translate("MainWindow", "Runtime updates are off: {reason}.").format(
+            reason=self.updates_off_reason
+        )
 
     def check_for_updates(self) -> None:
         if self.updater is None:
@@ -283,6 +344,14 @@ class MainWindow(QMainWindow):
             and (session is None or (not session.state.busy and session.phase is not Phase.CLOSED))
         )
 
+    def _can_send_text(self) -> bool:
+        """Send is offered once the box holds more than whitespace."""
+        return self._can_send() and self.composer.has_text()
+
+    def _composer_changed(self) -> None:
+        if self.runner is not None:
+            self.runner.refresh()
+
     def _busy(self) -> bool:
         session = self._current()
         return session is not None and session.state.busy and not self._stopping
@@ -290,6 +359,13 @@ class MainWindow(QMainWindow):
     def _connected(self) -> bool:
         session = self._current()
         return session is not None and session.connected
+
+    def _can_review(self) -> bool:
+        """A live conversation, or a past one opened from history (its runtime starts for the review)."""
+        session = self._current()
+        if session is None or session.connected:
+            return session is not None
+        return session.phase is Phase.IDLE and bool(session.earlier_sessions)
 
     def _current(self) -> ConversationSession | None:
         return self.workbench.current if self.workbench is not None else None
@@ -314,7 +390,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ actions
 
     def choose_folder(self) -> None:
-        dialog = QFileDialog(self, "Choose the project folder")
+        dialog = QFileDialog(self, translate("MainWindow", "Choose the project folder"))
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
         dialog.fileSelected.connect(lambda path: self.new_conversation(path or None))
@@ -330,26 +406,53 @@ class MainWindow(QMainWindow):
     def open_conversation(self, key: str) -> None:
         if self.workbench is None:
             return
-        self.workbench.runner.run("open the conversation", self.workbench.open(key))
+        self.workbench.runner.run(
+            QT_TRANSLATE_NOOP("Errors", "open the conversation"), self.workbench.open(key)
+        )
 
     def close_conversation(self) -> None:
         session = self._current()
         if self.workbench is not None and session is not None:
-            self.workbench.runner.run("close the conversation", self.workbench.close(session))
+            self.workbench.runner.run(
+                QT_TRANSLATE_NOOP("Errors", "close the conversation"), self.workbench.close(session)
+            )
 
     def send(self) -> None:
         if self.workbench is None or not self._can_send():
             return
-        text = self.composer.edit.toPlainText()
-        if not text.strip():
+        if not self.composer.has_text():
             return
-        self.composer.take_text()
+        message = self.composer.take_message()
         self.view.scroll_to_end()
         self.workbench.send(
-            text,
+            message.text,
+            files=message.file_paths,
+            images=message.image_contents,
             affects=[self.composer.send_button, self.send_action],
-            on_failed=lambda _exc: self.composer.restore_text(text),
+            on_failed=lambda _exc: self.composer.restore(message),
         )
+
+    def edit_last_prompt(self) -> None:
+        """The last prompt back in the composer, to change and send again."""
+        prompt = self.workbench.last_prompt() if self.workbench is not None and self._can_send() else None
+        if prompt is None:
+            return
+        self.composer.edit.setPlainText(prompt)
+        cursor = self.composer.edit.textCursor()
+        cursor.movePosition(cursor.MoveOperation.End)
+        self.composer.edit.setTextCursor(cursor)
+        self.composer.edit.setFocus()
+
+    def retry(self) -> None:
+        """Send the last prompt again as a new task."""
+        if self.workbench is not None and self._can_send():
+            self.view.scroll_to_end()
+            self.workbench.retry(affects=[self.retry_action, self.send_action])
+
+    def _model_chosen(self, model: str | None) -> None:
+        if self.workbench is not None:
+            self.workbench.choose_model(model)
+            self._refresh_view()
 
     def stop(self) -> None:
         if self.workbench is not None and self._busy():
@@ -375,9 +478,12 @@ class MainWindow(QMainWindow):
         if self.updater is None:
             session.state.set_banner(
                 Banner(
-                    f"{found.refusal}. This installation has no runtime update source"
-                    " (update.json or COWORK_UPDATE_MANIFEST_URL): install a compatible runtime or Cowork"
-                    " version by hand.",
+                    translate(
+                        "MainWindow",
+                        "{refusal}. This installation has no runtime update source"
+                        " (update.json or COWORK_UPDATE_MANIFEST_URL): install a compatible runtime or"
+                        " Cowork version by hand.",
+                    ).format(refusal=found.refusal),
                     Tone.ERROR,
                 )
             )
@@ -386,11 +492,16 @@ class MainWindow(QMainWindow):
 
         def installed(result: UpdateResult) -> None:
             session.state.set_banner(None)
-            session.state.add_notice(f"Runtime {result.version} is installed; the session starts with it.")
+            session.state.add_notice(
+                translate("MainWindow", "Runtime {version} is installed; the session starts with it.").format(
+                    version=result.version
+                )
+            )
             if self.workbench is not None and self.workbench.current is session:
                 self.workbench.warm_up()
 
         dialog = CompatibleRuntimeDialog(found, self.updater, installed, self)
+        keep_laid_out(dialog)  # its status line wraps as the download goes on
         self.compatible_dialog = dialog
         self._keep(dialog)
         dialog.open()
@@ -404,9 +515,47 @@ class MainWindow(QMainWindow):
 
         if self.preview_dialog is not None:
             self.preview_dialog.close()
-        dialog = PatchPreviewDialog(preview, Path(session.folder) if session.folder else None, self)
+        root = Path(session.folder) if session.folder else None
+        dialog = PatchPreviewDialog(
+            preview, root, self, revert=lambda request: self._revert(session, dialog, request)
+        )
+        keep_laid_out(dialog)  # its diff and file list never squeezed below what they need
         self.preview_dialog = dialog
         dialog.show()
+
+    def _revert(
+        self, session: ConversationSession, dialog: PatchPreviewDialog, request: RevertRequest
+    ) -> None:
+        """A confirmed revert from the preview; the preview then shows the files as they are now."""
+        if self.workbench is None:
+            return
+        runner = self.workbench.runner
+
+        def done(result: dict[str, Any]) -> None:
+            files = reverted_summary(result, Path(session.folder) if session.folder else None)
+            told = translate("PatchPreview", "Reverted: {files}.").format(files=", ".join(files))
+
+            def refreshed(preview: dict[str, Any]) -> None:
+                dialog.set_preview(preview)
+                dialog.revert_finished(told)
+
+            runner.run(
+                QT_TRANSLATE_NOOP("Errors", "show the changes"),
+                session.patch_preview(),
+                on_done=refreshed,
+                on_failed=lambda _exc: dialog.revert_finished(told),
+                context=session,
+            )
+
+        runner.run(
+            QT_TRANSLATE_NOOP("Errors", "revert the changes"),
+            session.revert_changes(request),
+            on_done=done,
+            on_failed=lambda exc: dialog.revert_finished(
+                describe_failure(QT_TRANSLATE_NOOP("Errors", "revert the changes"), exc).message
+            ),
+            context=session,
+        )
 
     def open_settings(self) -> None:
         if self.settings_opener is not None:
@@ -414,14 +563,25 @@ class MainWindow(QMainWindow):
 
     def open_logs(self) -> None:
         self._log_dir.mkdir(parents=True, exist_ok=True)
-        self._open_url(QUrl.fromLocalFile(str(self._log_dir)))
+        if self._open_url(QUrl.fromLocalFile(str(self._log_dir))):
+            return
+        from desktop.app.folder_message import FolderPathDialog
+
+        logger.info("no file manager opened %s", self._log_dir)
+        dialog = FolderPathDialog(self._log_dir, self)
+        self.logs_dialog = dialog
+        self._keep(dialog)
+        dialog.open()
 
     def show_about(self) -> None:
         box = QMessageBox(self)
-        box.setWindowTitle("About Cowork")
+        box.setWindowTitle(translate("MainWindow", "About Cowork"))
         box.setTextFormat(box.textFormat().RichText)
         about = self._about() if callable(self._about) else self._about
-        box.setText(about.text())
+        text = about.text()
+        if self.updates_off_reason is not None:
+            text += f"<p>{html.escape(self._updates_off_text())}</p>"
+        box.setText(text)
         box.setStandardButtons(QMessageBox.StandardButton.Ok)
         self._keep(box)
         box.open()
@@ -452,9 +612,13 @@ class MainWindow(QMainWindow):
         assert self.workbench is not None
         session = self.workbench.current
         self.sidebar.show_sidebar(self.workbench.sidebar, self.workbench.key_of(session) if session else None)
+        if session is not None:
+            self.title.setText(self._title_of(session))  # a rename, or the first prompt's title
 
     def _current_changed(self) -> None:
         session = self._current()
+        if self.workbench is not None:
+            self.notifier.watch(self.workbench.sessions)  # a new or reopened conversation is made current
         if self._observed is not None:
             self._observed.state.unsubscribe(self)
         self._observed = session
@@ -464,6 +628,7 @@ class MainWindow(QMainWindow):
         self.checklist.show_state(session.state.checklist if session else None)
         if self.workbench is not None:
             self.sidebar.select(self.workbench.key_of(session) if session else None)
+        self.composer.set_folder(session.folder if session else None)
         self._refresh_view()
         self.composer.edit.setFocus()
 
@@ -486,15 +651,25 @@ class MainWindow(QMainWindow):
     def _refresh_view(self) -> None:
         session = self._current()
         if session is None:
-            self.title.setText("Cowork" if self.workbench is None else "No conversation open")
+            self.title.setText(
+                "Cowork" if self.workbench is None else translate("MainWindow", "No conversation open")
+            )
             self.folder.setText("")
             self.status.show_status(None)
+            self.header.show_session(None)
             self.banner.show_banner(self._app_banner)
+            self.view.hide()
+            self.welcome.show()
         else:
+            self.welcome.hide()
+            self.view.show()
             self.title.setText(self._title_of(session))
-            self.folder.setText(session.folder or "General chat")
-            self.folder.setToolTip(session.folder or "A conversation without a project folder")
+            self.folder.setText(session.folder or translate("MainWindow", "General chat"))
+            self.folder.setToolTip(
+                session.folder or translate("MainWindow", "A conversation without a project folder")
+            )
             self.status.show_status(session.state.status)
+            self.header.show_session(session)
             self.banner.show_banner(session.state.banner or self._app_banner)
         self.composer.edit.setEnabled(self.workbench is not None and not self._stopping)
         if self.runner is not None:
@@ -506,6 +681,8 @@ class MainWindow(QMainWindow):
                 self.send_action,
                 self.stop_action,
                 self.review_action,
+                self.edit_last_action,
+                self.retry_action,
             ):
                 control.setEnabled(False)
 
@@ -516,7 +693,7 @@ class MainWindow(QMainWindow):
             summary = workbench.sidebar.find(key) if key else None
             if summary is not None:
                 return summary.title
-        return "New conversation"
+        return translate("MainWindow", "New conversation")
 
     # ------------------------------------------------------------------ closing
 
@@ -546,14 +723,19 @@ class MainWindow(QMainWindow):
             return
         box = QMessageBox(self)
         box.setIcon(QMessageBox.Icon.Question)
-        box.setWindowTitle("Quit Cowork")
-        box.setText("A task is still running. Stop it and quit?")
+        box.setWindowTitle(translate("MainWindow", "Quit Cowork"))
+        box.setText(translate("MainWindow", "A task is still running. Stop it and quit?"))
         box.setInformativeText(
-            "Cowork cancels the task and waits for the step in progress to end — a command that is"
-            " running is allowed to finish — then shuts everything down. The conversation stays in the"
-            " sidebar."
+            translate(
+                "MainWindow",
+                "Cowork cancels the task and waits for the step in progress to end — a command that is"
+                " running is allowed to finish — then shuts everything down. The conversation stays in"
+                " the sidebar.",
+            )
         )
-        stop = box.addButton("Stop the task and quit", QMessageBox.ButtonRole.AcceptRole)
+        stop = box.addButton(
+            translate("MainWindow", "Stop the task and quit"), QMessageBox.ButtonRole.AcceptRole
+        )
         cancel = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(cancel)
         box.setEscapeButton(cancel)
@@ -566,8 +748,11 @@ class MainWindow(QMainWindow):
         self._stopping = True
         self._close_dialogs()
         self.show_problem(
-            "Stopping the running task before Cowork quits: the step in progress ends first (a running"
-            " command is allowed to finish), then everything shuts down.",
+            translate(
+                "MainWindow",
+                "Stopping the running task before Cowork quits: the step in progress ends first (a running"
+                " command is allowed to finish), then everything shuts down.",
+            ),
             tone=Tone.INFO,
         )
         if self.workbench is not None and self.workbench.current is not None:

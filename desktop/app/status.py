@@ -10,6 +10,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QPushBu
 from desktop.conversation.banners import Banner, BannerAction
 from desktop.conversation.items import Tone
 from desktop.conversation.state import Status
+from desktop.conversation.status_text import steps_text
+from desktop.i18n import translate
 
 __all__ = ["BannerView", "StatusStrip", "token_text"]
 
@@ -20,8 +22,10 @@ def token_text(used: int | None, limit: int | None) -> str:
     if used is None and limit is None:
         return ""
     if limit:
-        return f"{used or 0:,} of {limit:,} tokens"
-    return f"{used or 0:,} tokens"
+        return translate("Status", "{used} of {limit} tokens").format(
+            used=f"{used or 0:,}", limit=f"{limit:,}"
+        )
+    return translate("Status", "{used} tokens").format(used=f"{used or 0:,}")
 
 
 class StatusStrip(QWidget):
@@ -52,22 +56,17 @@ class StatusStrip(QWidget):
             self.tokens_bar.hide()
             return
         self.state_label.setText(status.summary)
-        if status.max_steps and (status.busy or status.step_count):
-            text = f"Step {status.step_count} of {status.max_steps}"
-            if status.near_step_limit:
-                text += " — near the limit"
-            self.steps_label.setText(text)
-            self.steps_label.setStyleSheet(
-                "color: #b26a00; font-weight: bold;" if status.near_step_limit else ""
-            )
-        else:
-            self.steps_label.setText("")
+        text = steps_text(status.task, status.step_count, status.max_steps, near_limit=status.near_step_limit)
+        self.steps_label.setText(text)
+        self.steps_label.setStyleSheet("color: #b26a00; font-weight: bold;" if status.near_step_limit else "")
         self.tokens_label.setText(token_text(status.tokens_used, status.token_limit))
         if status.token_limit:
             share = min(1.0, (status.tokens_used or 0) / status.token_limit)
             self.tokens_bar.setRange(0, 1000)
             self.tokens_bar.setValue(round(share * 1000))
-            self.tokens_bar.setToolTip(f"{share:.0%} of the session's token budget")
+            self.tokens_bar.setToolTip(
+                translate("Status", "{share} of the session's token budget").format(share=f"{share:.0%}")
+            )
             self.tokens_bar.show()
         else:
             self.tokens_bar.hide()
@@ -89,7 +88,8 @@ class BannerView(QFrame):
         self.more_button = QPushButton()
         self.close_button = QToolButton()
         self.close_button.setText("✕")
-        self.close_button.setToolTip("Dismiss")
+        self.close_button.setToolTip(translate("Status", "Dismiss"))
+        self.close_button.setAccessibleName(translate("Status", "Dismiss the message"))
         self.close_button.setAutoRaise(True)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 8, 8, 8)

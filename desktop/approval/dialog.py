@@ -52,6 +52,7 @@ from PySide6.QtWidgets import (
 from desktop.approval.present import RequestView, describe, reveal_hidden
 from desktop.approval.queue import ApprovalQueue, PendingApproval
 from desktop.approval.request_dialog import ARM_DELAY_MS, RequestDialog, plain_label
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
 from desktop.patch.highlight import DiffView
 
 __all__ = ["ARM_DELAY_MS", "RISK_COLOURS", "ApprovalDialog"]
@@ -74,7 +75,7 @@ class ApprovalDialog(RequestDialog[PendingApproval]):
     names a conversation for the user when several may ask at once."""
 
     decided = Signal(str, str, str, str, str)
-    no_others_waiting = "No other approvals waiting"
+    no_others_waiting = QT_TRANSLATE_NOOP("Approval", "No other approvals waiting")
 
     def __init__(
         self,
@@ -91,7 +92,7 @@ class ApprovalDialog(RequestDialog[PendingApproval]):
         super().__init__(queue, parent, clock=clock, arm_delay_ms=arm_delay_ms, session_label=session_label)
         self._save_rules = save_rules
         self._details_rows: list[tuple[str, str]] = []
-        self.setWindowTitle("Approval needed — Cowork")
+        self.setWindowTitle(translate("Approval", "Approval needed — Cowork"))
         self.resize(620, 480)
         self._build()
         self._follow_queue()
@@ -144,27 +145,34 @@ class ApprovalDialog(RequestDialog[PendingApproval]):
         self._scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self._scroll.setWidget(scroll_body)
 
-        self.diff_caption = QLabel("Changes it would make:")
+        self.diff_caption = QLabel(translate("Approval", "Changes it would make:"))
         self.diff_view = DiffView()
-        self.diff_view.setAccessibleName("Changes it would make")
+        self.diff_view.setAccessibleName(translate("Approval", "Changes it would make"))
 
         self.scope_box = QCheckBox()
         self.scope_box.setToolTip(
-            "Only this exact action is approved again without asking: a different command, file or "
-            "domain still asks. Ends with this conversation."
+            translate(
+                "Approval",
+                "Only this exact action is approved again without asking: a different command, file or "
+                "domain still asks. Ends with this conversation.",
+            )
         )
         self.reason_edit = QLineEdit()
-        self.reason_edit.setPlaceholderText("Reason (optional): tell the agent why, or what to do instead")
-        self.reason_edit.setAccessibleName("Reason")
+        self.reason_edit.setPlaceholderText(
+            translate("Approval", "Reason (optional): tell the agent why, or what to do instead")
+        )
+        self.reason_edit.setAccessibleName(translate("Approval", "Reason"))
 
-        self.deny_button = QPushButton("&Deny")
+        self.deny_button = QPushButton(translate("Approval", "&Deny"))
         self.deny_button.setDefault(True)
-        self.deny_button.setToolTip("Deny (Enter, Esc)")
-        self.approve_button = QPushButton("&Approve")
+        self.deny_button.setToolTip(translate("Approval", "Deny (Enter, Esc)"))
+        self.approve_button = QPushButton(translate("Approval", "&Approve"))
         self.approve_button.setAutoDefault(True)
         approve_keys = QKeySequence(Qt.Modifier.CTRL | Qt.Modifier.SHIFT | Qt.Key.Key_Return)
         self.approve_button.setToolTip(
-            f"Approve ({approve_keys.toString(QKeySequence.SequenceFormat.NativeText)})"
+            translate("Approval", "Approve ({keys})").format(
+                keys=approve_keys.toString(QKeySequence.SequenceFormat.NativeText)
+            )
         )
         self._approve_shortcut = QShortcut(approve_keys, self)
         self._approve_shortcut.activated.connect(lambda: self._decide("approved"))
@@ -172,7 +180,7 @@ class ApprovalDialog(RequestDialog[PendingApproval]):
         QShortcut(keypad_keys, self).activated.connect(lambda: self._decide("approved"))
         self.deny_button.clicked.connect(lambda: self._decide("denied"))
         self.approve_button.clicked.connect(lambda: self._decide("approved"))
-        self.project_button = QPushButton("Always allow in this &project")
+        self.project_button = QPushButton(translate("Approval", "Always allow in this &project"))
         self.project_button.setAutoDefault(False)
         self.project_button.clicked.connect(self._always_in_project)
         self.project_problem = QLabel()
@@ -218,7 +226,9 @@ class ApprovalDialog(RequestDialog[PendingApproval]):
         self.description_label.setText(view.description)
         self.description_label.setVisible(bool(view.description))
         conversation = self._session_label(pending.session_id) if self._session_label else ""
-        self.session_label.setText(f"Conversation: {conversation}" if conversation else "")
+        self.session_label.setText(
+            translate("Approval", "Conversation: {name}").format(name=conversation) if conversation else ""
+        )
         self.session_label.setVisible(bool(conversation))
         self._fill_details(view)
         self.notes_label.setText("\n".join(f"⚠ {note}" for note in view.notes))
@@ -232,15 +242,19 @@ class ApprovalDialog(RequestDialog[PendingApproval]):
         suggested = self._suggested(pending)
         self.project_button.setVisible(bool(suggested))
         self.project_button.setToolTip(
-            "Saves " + ", ".join(_rule_text(rule) for rule in suggested) + " for this project: later tasks"
-            " are not asked for what it covers (never for what the policy itself asks about). Listed and"
-            " removable in Settings."
+            translate(
+                "Approval",
+                "Saves {rules} for this project: later tasks are not asked for what it covers (never for"
+                " what the policy itself asks about). Listed and removable in Settings.",
+            ).format(rules=", ".join(_rule_text(rule) for rule in suggested))
             if suggested
             else ""
         )
         self.project_problem.hide()
         self.reason_edit.clear()
-        self.setWindowTitle(f"Approval needed: {view.title} — Cowork")
+        self.setWindowTitle(
+            translate("Approval", "Approval needed: {title} — Cowork").format(title=view.title)
+        )
         self._scroll.verticalScrollBar().setValue(0)
         self.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
 
@@ -300,7 +314,9 @@ class ApprovalDialog(RequestDialog[PendingApproval]):
         try:
             saved = self._save_rules(pending.session_id, suggested)
         except ValueError as exc:
-            self.project_problem.setText(f"The rule was not saved: {exc}")
+            self.project_problem.setText(
+                translate("Approval", "The rule was not saved: {problem}").format(problem=exc)
+            )
             self.project_problem.show()
             return
         reason = self.reason_edit.text().strip() or f"Always allowed in this project: {saved}"

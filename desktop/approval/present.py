@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
+
 __all__ = [
     "DetailRow",
     "RequestView",
@@ -23,11 +25,22 @@ __all__ = [
     "waiting_text",
 ]
 
-RISK_LABELS = {"low": "Low risk", "medium": "Medium risk", "high": "High risk"}
+RISK_LEVELS = ("low", "medium", "high")
 
-HIDDEN_CHARACTERS_NOTE = (
+
+def risk_label(risk: str) -> str:
+    """A risk level in words, in the language installed."""
+    return {
+        "low": translate("Approval", "Low risk"),
+        "medium": translate("Approval", "Medium risk"),
+        "high": translate("Approval", "High risk"),
+    }[risk]
+
+
+HIDDEN_CHARACTERS_NOTE = QT_TRANSLATE_NOOP(
+    "Approval",
     "Some text contains invisible or direction-changing characters; they are shown as ⟨U+XXXX⟩ "
-    "so that what you read is what would run."
+    "so that what you read is what would run.",
 )
 
 
@@ -62,19 +75,19 @@ def describe(request: dict[str, Any]) -> RequestView:
     details = request.get("details")
     details = details if isinstance(details, dict) else {}
     risk = request.get("riskLevel")
-    risk = risk if risk in RISK_LABELS else "high"
-    title = _text(request.get("title")) or "Approval needed"
+    risk = risk if risk in RISK_LEVELS else "high"
+    title = _text(request.get("title")) or translate("Approval", "Approval needed")
     rows = tuple(_rows(details))
     summary = _text(request.get("actionSummary")) or title
     notes = [note for note in (_text(n) for n in _list(request.get("notes"))) if note]
     shown = [title, summary, *(row.value for row in rows)]
     if any(_HIDDEN_MARK in text for text in shown):
-        notes.insert(0, HIDDEN_CHARACTERS_NOTE)
+        notes.insert(0, translate("Approval", HIDDEN_CHARACTERS_NOTE))
     return RequestView(
         title=title,
         summary=summary,
         risk=risk,
-        risk_label=RISK_LABELS[risk],
+        risk_label=risk_label(risk),
         description=_text(request.get("description")),
         rows=rows,
         diff=_text(details.get("diff"), strip=False),
@@ -88,23 +101,38 @@ def _rows(details: dict[str, Any]) -> list[DetailRow]:
     server, mcp_tool = _text(details.get("mcpServer")), _text(details.get("mcpTool"))
     if server:
         # Which remote server receives the call, and what it receives: the arguments whole.
-        rows.append(
-            DetailRow("MCP tool", f"Server: {server} · Tool: {mcp_tool or _text(details.get('toolName'))}")
+        called = translate("Approval", "Server: {server} · Tool: {tool}").format(
+            server=server, tool=mcp_tool or _text(details.get("toolName"))
         )
+        rows.append(DetailRow(translate("Approval", "MCP tool"), called))
         if "arguments" in details:
-            rows.append(DetailRow("Arguments", _json(details.get("arguments")), "json"))
+            rows.append(
+                DetailRow(translate("Approval", "Arguments"), _json(details.get("arguments")), "json")
+            )
     elif tool := _text(details.get("toolName")):
-        rows.append(DetailRow("Tool", tool))
+        rows.append(DetailRow(translate("Approval", "Tool"), tool))
     if command := _text(details.get("command")):
-        rows.append(DetailRow("Command", command, "code"))
+        rows.append(DetailRow(translate("Approval", "Command"), command, "code"))
     if cwd := _text(details.get("cwd")):
-        rows.append(DetailRow("In folder", cwd, "code"))
+        rows.append(DetailRow(translate("Approval", "In folder"), cwd, "code"))
     if path := _text(details.get("path")):
-        rows.append(DetailRow("File", path, "code"))
+        rows.append(DetailRow(translate("Approval", "File"), path, "code"))
     if url := _text(details.get("url")):
         method = _text(details.get("method"))
-        rows.append(DetailRow("Request", f"{method} {url}" if method else url, "code"))
-    known = {"toolName", "command", "cwd", "path", "url", "method", "diff", "mcpServer", "mcpTool"}
+        rows.append(DetailRow(translate("Approval", "Request"), f"{method} {url}" if method else url, "code"))
+    # toolCallId only ties the request to its tool row: an identifier, not a fact to decide on.
+    known = {
+        "toolName",
+        "toolCallId",
+        "command",
+        "cwd",
+        "path",
+        "url",
+        "method",
+        "diff",
+        "mcpServer",
+        "mcpTool",
+    }
     if server:
         known.add("arguments")
     # Fields a newer runtime adds are still shown: the user decides on every fact the request carries.
@@ -116,13 +144,15 @@ def _rows(details: dict[str, Any]) -> list[DetailRow]:
 
 def _scope_label(details: dict[str, Any]) -> str:
     if details.get("command"):
-        return "Approve this exact command for the rest of this conversation"
+        return translate("Approval", "Approve this exact command for the rest of this conversation")
     if details.get("url"):
         host = _host(str(details["url"]))
         if host:
-            return f"Approve requests to {host} for the rest of this conversation"
+            return translate(
+                "Approval", "Approve requests to {host} for the rest of this conversation"
+            ).format(host=host)
     if details.get("path"):
-        return "Approve this action on this file for the rest of this conversation"
+        return translate("Approval", "Approve this action on this file for the rest of this conversation")
     return ""
 
 
@@ -139,12 +169,12 @@ def countdown_text(seconds_left: float) -> str:
         return ""
     whole = max(0, math.ceil(seconds_left))
     minutes, seconds = divmod(whole, 60)
-    return f"{minutes}:{seconds:02d} left"
+    return translate("Approval", "{time} left").format(time=f"{minutes}:{seconds:02d}")
 
 
 def waiting_text(others: int) -> str:
     """``2 more waiting`` for the requests queued behind the one shown; ``""`` when none."""
-    return f"{others} more waiting" if others > 0 else ""
+    return translate("Approval", "{count} more waiting").format(count=others) if others > 0 else ""
 
 
 _HIDDEN_MARK = "⟨U+"

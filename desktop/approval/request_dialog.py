@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QDialog, QLabel, QSizePolicy, QWidge
 
 from desktop.approval.present import countdown_text, waiting_text
 from desktop.approval.queue import P, RequestQueue
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
 
 __all__ = ["ARM_DELAY_MS", "RequestDialog", "plain_label"]
 
@@ -40,7 +41,7 @@ class RequestDialog(QDialog, Generic[P]):
     calls :meth:`_follow_queue`; it implements :meth:`_show_request`, :meth:`_arm_buttons` and
     ``reject()`` (Esc and closing the window: its safe dismissal)."""
 
-    no_others_waiting = "No other requests waiting"
+    no_others_waiting = QT_TRANSLATE_NOOP("Approval", "No other requests waiting")
     """What a screen reader hears of the waiting count when nothing else waits."""
 
     def __init__(
@@ -68,7 +69,7 @@ class RequestDialog(QDialog, Generic[P]):
         self.setWindowModality(Qt.WindowModality.NonModal)
         self.setSizeGripEnabled(True)
         self.countdown_label = QLabel()
-        self.countdown_label.setAccessibleName("Time left")
+        self.countdown_label.setAccessibleName(translate("Approval", "Time left"))
         self.waiting_label = QLabel()
 
         self._tick = QTimer(self)
@@ -128,7 +129,8 @@ class RequestDialog(QDialog, Generic[P]):
                 self.on_shown(head)
         others = len(self._queue) - 1
         self.waiting_label.setText(waiting_text(others))
-        self.waiting_label.setAccessibleName(waiting_text(others) or self.no_others_waiting)
+        nothing_waiting = translate("Approval", self.no_others_waiting)
+        self.waiting_label.setAccessibleName(waiting_text(others) or nothing_waiting)
         self._update_countdown(head)
         if not self._tick.isActive():
             self._tick.start()

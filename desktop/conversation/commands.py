@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop.i18n import translate
 from desktop.launch.gateway import settings_path
 
 __all__ = [
@@ -135,15 +136,24 @@ def expand(text: str, commands: Mapping[str, PromptCommand]) -> str:
     if command is not None:
         return command.expand(arguments)
     if not name:
-        problem = "A command name must follow the /."
+        problem = translate("Composer", "A command name must follow the /.")
     elif not _NAME.fullmatch(name):
-        problem = f"/{name[:60]} is not a command name (letters, digits, _ and - only)."
+        problem = translate(
+            "Composer", "/{name} is not a command name (letters, digits, _ and - only)."
+        ).format(name=name[:60])
     else:
-        problem = f"There is no command /{name}."
+        problem = translate("Composer", "There is no command /{name}.").format(name=name)
     known = ", ".join(f"/{known}" for known in commands)
-    where = "Add NAME.md files to .cowork/commands/ in the project or to " + str(user_commands_dir())
-    listing = f" Known commands: {known}." if known else f" No commands are defined. {where}."
-    raise CommandError(f"{problem}{listing} To send a message starting with /, begin it with //.")
+    listing = (
+        translate("Composer", " Known commands: {commands}.").format(commands=known)
+        if known
+        else translate(
+            "Composer",
+            " No commands are defined. Add NAME.md files to .cowork/commands/ in the project or to {folder}.",
+        ).format(folder=user_commands_dir())
+    )
+    slash = translate("Composer", " To send a message starting with /, begin it with //.")
+    raise CommandError(f"{problem}{listing}{slash}")
 
 
 def expand_prompt(text: str, project: Path | None, user_dir: Path | None = None) -> str:

@@ -24,6 +24,7 @@ from contracts.ipc.client_core import ConnectionClosed, RpcCallError
 from desktop.conversation.banners import BannerAction
 from desktop.conversation.errors import ConversationError
 from desktop.conversation.history_client import BackendUnavailable
+from desktop.i18n import translate
 from desktop.launch.errors import LaunchError
 
 __all__ = ["CallRunner", "Control", "ErrorPresenter", "Problem", "describe_failure"]
@@ -53,7 +54,8 @@ class Control(Protocol):
 
 def describe_failure(what: str, exc: BaseException) -> Problem:
     """A failed call as the user should read it. Unexpected failures are logged with their trace."""
-    title = f"Could not {what}"
+    # ``what`` is marked for the catalogue where the call is made (QT_TRANSLATE_NOOP("Errors", …)).
+    title = translate("Errors", "Could not {what}").format(what=translate("Errors", what))
     if isinstance(exc, ConversationError):
         return Problem(title, str(exc), exc.action)
     if isinstance(exc, RpcCallError):
@@ -61,14 +63,23 @@ def describe_failure(what: str, exc: BaseException) -> Problem:
         if exc.error_code is ErrorCode.SESSION_EXPIRED:
             return Problem(
                 title,
-                f"{message} Continue the conversation in a new session: its history comes along.",
+                translate(
+                    "Errors", "{message} Continue the conversation in a new session: its history comes along."
+                ).format(message=message),
                 BannerAction.NEW_SESSION,
             )
         return Problem(title, message)
     if isinstance(exc, ConnectionClosed):
-        return Problem(title, f"The agent runtime is not connected ({exc}).", BannerAction.RESTART_RUNTIME)
+        return Problem(
+            title,
+            translate("Errors", "The agent runtime is not connected ({problem}).").format(problem=exc),
+            BannerAction.RESTART_RUNTIME,
+        )
     if isinstance(exc, TimeoutError):
-        return Problem(title, "No answer came within the time limit; the agent runtime may be stuck.")
+        return Problem(
+            title,
+            translate("Errors", "No answer came within the time limit; the agent runtime may be stuck."),
+        )
     if isinstance(exc, LaunchError):
         return Problem(title, str(exc), BannerAction.SETTINGS)
     if isinstance(exc, BackendUnavailable):
@@ -78,7 +89,9 @@ def describe_failure(what: str, exc: BaseException) -> Problem:
     logger.error("%s failed unexpectedly", what, exc_info=exc)
     return Problem(
         title,
-        f"Something unexpected went wrong ({type(exc).__name__}: {exc}). The logs have the details.",
+        translate("Errors", "Something unexpected went wrong ({problem}). The logs have the details.").format(
+            problem=f"{type(exc).__name__}: {exc}"
+        ),
         BannerAction.OPEN_LOGS,
     )
 

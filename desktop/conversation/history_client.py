@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
 
 import httpx
@@ -21,6 +21,7 @@ from contracts.enums import WorkspaceScope
 from contracts.messages import SessionHistory
 from contracts.rest.workspaces import ArtifactList, ArtifactMetadata, WorkspaceList, WorkspaceResource
 from desktop.conversation.sidebar import ConversationSummary, summarize_history
+from desktop.i18n import translate
 
 __all__ = ["BackendUnavailable", "HistoryClient"]
 
@@ -90,6 +91,51 @@ class HistoryClient:
         newest = max(listing.artifacts, key=lambda a: a.snapshot_at or a.updated_at)
         return await self._content(workspace_id, newest)
 
+    # ------------------------------------------------------------------ deleting
+
+    async def delete_conversation(self, summary: ConversationSummary) -> None:
+        """Permanently remove the conversation from the backend: the history and artifacts of its
+        session and of every session it continued (each in the workspace it ran in)."""
+        workspaces = {known.session_id: known.workspace_id for known in self._summaries.values()}
+        for session_id in sorted(summary.chain):
+            workspace_id = workspaces.get(session_id, summary.workspace_id)
+            path = f"/workspaces/{workspace_id}/sessions/{session_id}"
+            try:
+                response = await self._http.delete(path)
+            except httpx.HTTPError as exc:
+                raise BackendUnavailable(
+                    translate("Conversation", "The backend at {url} cannot be reached ({problem}).").format(
+                        url=self._http.base_url, problem=type(exc).__name__
+                    )
+                ) from exc
+            # 404: already gone (deleted from another window, or purged) — the wish is fulfilled.
+            if response.status_code not in (204, 404):
+                raise BackendUnavailable(
+                    translate(
+                        "Conversation", "The backend refused to delete the conversation: {problem}"
+                    ).format(problem=_error_message(response))
+                )
+        self._summaries = {
+            key: known for key, known in self._summaries.items() if known.session_id not in summary.chain
+        }
+
+    async def attachments(self, workspace_id: str, names: Collection[str]) -> dict[str, bytes]:
+        """The bytes of the workspace's ``attachment`` artifacts called ``names`` — the images a
+        history names instead of holding them; those not stored are left out."""
+        wanted = set(names)
+        if not wanted:
+            return {}
+        listing = await self._get_json(
+            f"/workspaces/{workspace_id}/artifacts", ArtifactList, params={"artifactType": "attachment"}
+        )
+        found = {a.artifact_name: a for a in listing.artifacts if a.artifact_name in wanted}
+
+        async def read(artifact: ArtifactMetadata) -> tuple[str, bytes]:
+            path = f"/workspaces/{workspace_id}/artifacts/{artifact.artifact_id}/content"
+            return artifact.artifact_name, await self._limited(self._get, path)
+
+        return dict(await asyncio.gather(*(read(artifact) for artifact in found.values())))
+
     # ------------------------------------------------------------------ steps
 
     async def _histories(self, workspace: WorkspaceResource) -> list[ArtifactMetadata]:
@@ -142,17 +188,27 @@ class HistoryClient:
         try:
             return model.model_validate_json(body)
         except ValueError as exc:
-            raise BackendUnavailable(f"The backend sent an answer this app cannot read ({path}).") from exc
+            raise BackendUnavailable(
+                translate("Conversation", "The backend sent an answer this app cannot read ({path}).").format(
+                    path=path
+                )
+            ) from exc
 
     async def _get(self, path: str, *, params: dict[str, str] | None = None) -> bytes:
         try:
             response = await self._http.get(path, params=params)
         except httpx.HTTPError as exc:
             raise BackendUnavailable(
-                f"The backend at {self._http.base_url} cannot be reached ({type(exc).__name__})."
+                translate("Conversation", "The backend at {url} cannot be reached ({problem}).").format(
+                    url=self._http.base_url, problem=type(exc).__name__
+                )
             ) from exc
         if response.status_code != 200:
-            raise BackendUnavailable(f"The backend refused to list the history: {_error_message(response)}")
+            raise BackendUnavailable(
+                translate("Conversation", "The backend refused to list the history: {problem}").format(
+                    problem=_error_message(response)
+                )
+            )
         return response.content
 
 

@@ -12,8 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from desktop.conversation.attachments import ShownImage
+
 __all__ = [
     "AssistantMessage",
+    "Denial",
     "Item",
     "Notice",
     "SignInNotice",
@@ -38,11 +41,24 @@ class ToolState(StrEnum):
     DENIED = "denied"
 
 
+class Denial(StrEnum):
+    """Who or what refused a tool call: the user's answer reads differently from the policy's rule."""
+
+    USER = "user"
+    POLICY = "policy"
+    TIMEOUT = "timeout"
+    """Nobody answered the approval request in time."""
+    CANCELLED = "cancelled"
+    """The task was cancelled while the call waited for approval."""
+
+
 @dataclass(eq=False, slots=True)
 class UserMessage:
     key: int
     text: str
     task_id: str | None = None
+    images: list[ShownImage] = field(default_factory=list)
+    """The images attached to the message (``desktop.conversation.attachments``)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -53,6 +69,8 @@ class AssistantMessage:
     step_id: str | None = None
     task_id: str | None = None
     streaming: bool = False
+    cancelled: bool = False
+    """The task was cancelled while this answer streamed: what arrived is kept, marked cancelled."""
     _chunks: list[str] = field(default_factory=list)
 
     def append(self, text: str) -> None:
@@ -81,6 +99,11 @@ class ToolCallRow:
     state: ToolState = ToolState.RUNNING
     step_id: str | None = None
     duration_ms: int | None = None
+    """How long the tool itself took: the time spent waiting for approval is not in it."""
+    approval_wait_ms: int | None = None
+    """How long the call waited for the user's approval (``None``: nobody was asked)."""
+    denial: Denial | None = None
+    """Who refused the call, when it was refused."""
     output: str | None = None
     """The output's beginning (the runtime sends a preview), or the error's message."""
     approval_id: str | None = None

@@ -4,22 +4,26 @@
 A session is written down once it exists and struck off when it ends in order (``Shutdown``). What
 is left when the app starts — and not held by another Cowork window still running — was open when
 the desktop stopped without closing it: the window offers to resume it from its checkpoint.
+
+Beside it, :class:`CancelledReplies` keeps the answers a cancel cut off: the runtime drops a partial
+answer from the conversation's history (the model never finished it), but the user read it, so the
+desktop keeps what was shown and draws it again, marked cancelled, when the conversation is reopened.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-__all__ = ["OpenSession", "SessionJournal"]
+from desktop.updater.layout import atomic_write
+
+__all__ = ["CancelledReplies", "CancelledReply", "OpenSession", "SessionJournal"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +37,74 @@ class OpenSession:
     """The desktop process that holds it."""
 
 
+@dataclass(frozen=True)
+class CancelledReply:
+    """What the user saw of an answer before its task was cancelled."""
+
+    session_id: str
+    task_id: str
+    step_id: str | None
+    text: str
+
+
+MAX_CANCELLED_REPLIES = 200
+"""The newest cancelled answers kept; older ones are forgotten (their conversations show without them)."""
+MAX_CANCELLED_CHARS = 256 * 1024
+"""The most of one cancelled answer kept."""
+
+
+class CancelledReplies:
+    """Cancelled answers on disk, by task. A damaged or missing file only costs showing them again."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def add(self, reply: CancelledReply) -> None:
+        if not reply.text.strip():
+            return
+        kept = [r for r in self._read() if (r.task_id, r.step_id) != (reply.task_id, reply.step_id)]
+        kept.append(
+            CancelledReply(reply.session_id, reply.task_id, reply.step_id, reply.text[:MAX_CANCELLED_CHARS])
+        )
+        self._write(kept[-MAX_CANCELLED_REPLIES:])
+
+    def for_tasks(self, task_ids: Iterable[str]) -> list[CancelledReply]:
+        """The cancelled answers of these tasks, oldest first."""
+        wanted = set(task_ids)
+        return [r for r in self._read() if r.task_id in wanted] if wanted else []
+
+    def _read(self) -> list[CancelledReply]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return [
+                CancelledReply(
+                    str(entry["sessionId"]),
+                    str(entry["taskId"]),
+                    entry["stepId"] if isinstance(entry.get("stepId"), str) else None,
+                    str(entry["text"]),
+                )
+                for entry in data["replies"]
+            ]
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            logger.warning("the cancelled answers file %s is unreadable: %s", self.path, exc)
+            return []
+
+    def _write(self, replies: list[CancelledReply]) -> None:
+        data = {
+            "replies": [
+                {"sessionId": r.session_id, "taskId": r.task_id, "stepId": r.step_id, "text": r.text}
+                for r in replies
+            ]
+        }
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps(data).encode("utf-8"))
+        except OSError as exc:
+            logger.warning("could not keep the cancelled answer: %s", exc)
+
+
 class SessionJournal:
     def __init__(
         self, path: Path, *, pid: int | None = None, alive: Callable[[int], bool] | None = None
@@ -40,6 +112,8 @@ class SessionJournal:
         self.path = path
         self._pid = os.getpid() if pid is None else pid
         self._alive = alive or _alive
+        self.cancelled = CancelledReplies(path.with_name("cancelled-replies.json"))
+        """The answers cancels cut off, kept next to the journal."""
 
     def add(self, session_id: str, workspace_id: str, folder: str | None) -> None:
         entries = [e for e in self._read() if e.session_id != session_id]
@@ -89,14 +163,9 @@ class SessionJournal:
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".open-sessions.", dir=self.path.parent)
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(data, stream)
-            os.replace(temporary, self.path)
+            atomic_write(self.path, json.dumps(data).encode("utf-8"))
         except OSError as exc:
             logger.warning("could not update the open-sessions journal: %s", exc)
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(temporary)
 
 
 def _alive(pid: int) -> bool:

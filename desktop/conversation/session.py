@@ -25,14 +25,18 @@ import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from contracts.errors import ErrorCode
+from contracts.images import ImageContent
 from contracts.ipc.client_core import ConnectionClosed, RpcCallError
 from contracts.jsonrpc import RpcErrorCode
+from contracts.methods import MAX_EARLIER_SESSIONS
+from desktop.conversation.attachments import ShownImage, prompt_problem
 from desktop.conversation.banners import (
     Banner,
     BannerAction,
@@ -41,10 +45,12 @@ from desktop.conversation.banners import (
 )
 from desktop.conversation.errors import ConversationError
 from desktop.conversation.items import Tone
-from desktop.conversation.journal import OpenSession, SessionJournal
+from desktop.conversation.journal import CancelledReply, OpenSession, SessionJournal
 from desktop.conversation.state import ConversationState
+from desktop.i18n import translate
 from desktop.launch.runtime import SUPPORTED_CAPABILITIES
 from desktop.mcp.authorization import sign_in_problem
+from desktop.patch.model import RevertRequest, changes_from_history, reverted_summary
 
 if TYPE_CHECKING:
     from desktop.updater.compatible import Incompatibility
@@ -155,6 +161,8 @@ class TaskDefaults:
     max_steps: int | None = None
     rules_for: Callable[[str], list[dict[str, Any]]] | None = None
     """The saved "Always allow" rules of a project folder, as StartTask sends them."""
+    accepts_images: bool = True
+    """Whether the model in Settings reads images (its preset says; unknown models are tried)."""
 
 
 class Phase(StrEnum):
@@ -242,10 +250,13 @@ class ConversationSession:
         """The session's ``featureFlags`` as its runtime last reported them (contracts.observability)."""
         if history is not None:
             self.earlier_sessions |= {str(m.get("sessionId")) for m in history.get("messages") or ()}
+            self._show_cancelled(history)
         self.on_lost: Callable[[ConversationSession, str], None] | None = None
         """Set by the owner: called when the runtime died and :meth:`recover` should run."""
         self.on_task_ended: Callable[[ConversationSession], None] | None = None
         """Called after a task ended (its history is then in the Workspace Service)."""
+        self.event_observers: list[Callable[[ConversationSession, Mapping[str, Any]], None]] = []
+        """Told of every ``SessionEvent`` after the conversation took it in (OS notifications)."""
         self._view_from_history = interrupted is not None
         """The view holds only the backend's history: the events of the interrupted task's earlier
         steps (its prompt, its replies, the call in flight) went to the window that crashed."""
@@ -255,6 +266,9 @@ class ConversationSession:
         self.incompatibility: Incompatibility | None = None
         """The backend's verdict when it refused this client's versions at the last start (seed 001
         §11): the runtime range to download from, until a start succeeds."""
+        self.model: str | None = None
+        """The model the user chose for this conversation's next tasks (``taskOptions.model``);
+        ``None``: the one Settings name (the runtime's ``LLM_GATEWAY_MODEL``)."""
 
     # ------------------------------------------------------------------ reading
 
@@ -304,12 +318,7 @@ class ConversationSession:
                 params["workspaceHint"] = {"localPaths": [self.folder]}
             if self._history is not None:
                 params["history"] = self._history
-            try:
-                created = await connection.call("CreateSession", params, timeout=CREATE_TIMEOUT_S)
-            except BaseException:
-                self._drop(connection)
-                await connection.stop(shutdown=False)
-                raise
+            created = await self._first_call(connection, "CreateSession", params)
         except RpcCallError as exc:
             self.phase = Phase.IDLE
             refused = self._incompatible(exc)
@@ -360,6 +369,7 @@ class ConversationSession:
         holder.append(connection)
         self._connection = connection
         self.state.gateway_endpoint = connection.gateway.get("LLM_GATEWAY_ENDPOINT")
+        self.state.gateway_model = connection.gateway.get("LLM_GATEWAY_MODEL")
         return connection
 
     def _drop(self, connection: RuntimeConnection) -> None:
@@ -386,6 +396,11 @@ class ConversationSession:
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("eventType")
         self.state.apply(event)
+        for observer in list(self.event_observers):
+            try:
+                observer(self, event)
+            except Exception:  # an observer's fault must not cost the conversation its events
+                logger.exception("an observer of session %s failed", self.session_id)
         payload = event.get("payload")
         if not isinstance(payload, dict):
             return
@@ -409,6 +424,10 @@ class ConversationSession:
         elif kind == "mcp_authorization_required":
             self._sign_in(payload)
         elif kind in ("task_completed", "task_failed", "task_cancelled"):
+            if kind == "task_cancelled" and self._journal is not None:
+                for reply in self.state.cancelled_replies(str(event.get("sessionId") or self.session_id)):
+                    if reply.task_id == event.get("taskId"):
+                        self._journal.cancelled.add(reply)
             if self._view_from_history:
                 self._reloading = asyncio.ensure_future(self._reload_view())
             if self.on_task_ended is not None:
@@ -417,7 +436,7 @@ class ConversationSession:
     def _sign_in(self, payload: dict[str, Any]) -> None:
         """Open the server's sign-in page in the browser and say so in the conversation, with the address
         to open again or copy — or why it was not opened."""
-        server = str(payload.get("serverName") or "an MCP server")
+        server = str(payload.get("serverName") or translate("McpServers", "an MCP server"))
         url = str(payload.get("authorizationUrl") or "")
         problem = sign_in_problem(url)
         opened = False
@@ -427,9 +446,11 @@ class ConversationSession:
             except Exception:  # the notice still shows the address to open by hand
                 logger.exception("could not open the sign-in page of %s", server)
             if not opened:
-                problem = "Cowork could not open your browser. Open the address below yourself."
+                problem = translate(
+                    "McpServers", "Cowork could not open your browser. Open the address below yourself."
+                )
         elif not problem:
-            problem = "Open the address below in your browser."
+            problem = translate("McpServers", "Open the address below in your browser.")
         logger.info("sign-in for MCP server %s: browser %s", server, "opened" if opened else "not opened")
         self.state.add_sign_in(server, url, opened=opened, problem=problem)
 
@@ -448,18 +469,44 @@ class ConversationSession:
         if history is None or len(self.state.items) != shown or self.state.events_seen != seen:
             return  # nothing stored, or the conversation moved on meanwhile: its live view stays
         self._view_from_history = False
-        self.state.load_history(history.get("messages") or [])
+        self.state.load_history(history.get("messages") or [], self._cancelled_in(history))
+
+    def _cancelled_in(self, history: Mapping[str, Any]) -> list[CancelledReply]:
+        """The answers of ``history``'s tasks that a cancel cut off, as this desktop kept them."""
+        if self._journal is None:
+            return []
+        tasks = {str(m["taskId"]) for m in history.get("messages") or () if m.get("taskId")}
+        return self._journal.cancelled.for_tasks(tasks)
+
+    def _show_cancelled(self, history: Mapping[str, Any]) -> None:
+        """The conversation opened from ``history``: draw it again with its cancelled answers."""
+        cancelled = self._cancelled_in(history)
+        if cancelled:
+            self.state.load_history(history.get("messages") or [], cancelled)
 
     # ------------------------------------------------------------------ the user's actions
 
-    async def send(self, prompt: str) -> str:
-        """Start a task for ``prompt``; its id. The prompt shows in the conversation at once."""
+    async def send(self, prompt: str, images: Sequence[ImageContent] = ()) -> str:
+        """Start a task for ``prompt`` with the ``images`` attached to it; its id. The prompt shows in
+        the conversation at once. A prompt too long for the runtime, or images for a model that does
+        not take them, are refused before anything is sent."""
         text = prompt.strip()
         if not text:
             raise ValueError("an empty message")
         if self.state.busy:
             raise ConversationError("A task is still running; stop it or wait for it to end.")
-        self.state.add_user_message(text, None)
+        too_long = prompt_problem(text)
+        if too_long is not None:
+            raise ConversationError(too_long)
+        if images and not self._defaults().accepts_images:
+            raise ConversationError(
+                translate(
+                    "Attachments",
+                    "The model chosen in Settings does not accept images. Remove the images, or choose"
+                    " a model that reads them.",
+                )
+            )
+        self.state.add_user_message(text, None, images=[ShownImage.of_content(image) for image in images])
         self.state.set_banner(None)
         await self.ensure_started()
         await self._renew_runtime()
@@ -468,6 +515,8 @@ class ConversationSession:
         options: dict[str, Any] = {"approvalMode": defaults.approval_mode}
         if defaults.max_steps is not None:
             options["maxSteps"] = defaults.max_steps
+        if self.model:
+            options["model"] = self.model
         if defaults.rules_for is not None and self.folder is not None:
             rules = defaults.rules_for(self.folder)
             if rules:
@@ -475,7 +524,8 @@ class ConversationSession:
         task_id = f"task_{uuid.uuid4().hex[:16]}"
         await connection.call(
             "StartTask",
-            {"sessionId": self.session_id, "taskId": task_id, "prompt": text, "taskOptions": options},
+            {"sessionId": self.session_id, "taskId": task_id, "prompt": text, "taskOptions": options}
+            | ({"images": [image.to_wire() for image in images]} if images else {}),
         )
         self.state.expect_task(task_id, defaults.max_steps or self.state.max_steps)
         return task_id
@@ -521,8 +571,12 @@ class ConversationSession:
         self._drop(connection)
         self.phase = Phase.IDLE
         await connection.stop(shutdown=False)  # no Shutdown: the checkpoint must stay to resume from
-        endpoint = (await self._launcher.gateway()).get("LLM_GATEWAY_ENDPOINT") or "the gateway"
-        self._resumed_notice = f"The conversation now uses the current gateway settings ({endpoint})."
+        endpoint = (await self._launcher.gateway()).get("LLM_GATEWAY_ENDPOINT") or translate(
+            "Conversation", "the gateway"
+        )
+        self._resumed_notice = translate(
+            "Conversation", "The conversation now uses the current gateway settings ({endpoint})."
+        ).format(endpoint=endpoint)
         try:
             await self.ensure_started()
         finally:
@@ -574,8 +628,11 @@ class ConversationSession:
         self._asked.pop(elicitation_id, None)
         if not accepted:
             self.state.add_notice(
-                "Your answer did not reach the MCP server: its request was no longer waiting (it timed out"
-                " or its tool call ended).",
+                translate(
+                    "McpServers",
+                    "Your answer did not reach the MCP server: its request was no longer waiting (it timed"
+                    " out or its tool call ended).",
+                ),
                 Tone.WARNING,
             )
         return accepted
@@ -586,8 +643,11 @@ class ConversationSession:
         servers = self.state.mcp_servers
         if self._connection is None or self.phase is not Phase.READY or self.session_id is None:
             servers.failed(
-                "The conversation's agent runtime is not running; its MCP servers are listed once it"
-                " starts (send a message)."
+                translate(
+                    "McpServers",
+                    "The conversation's agent runtime is not running; its MCP servers are listed once it"
+                    " starts (send a message).",
+                )
             )
             return
         servers.start_refresh()
@@ -595,31 +655,75 @@ class ConversationSession:
             result = await self._connection.call("GetMcpServers", {"sessionId": self.session_id})
         except RpcCallError as exc:
             if exc.rpc_code == RpcErrorCode.METHOD_NOT_FOUND:  # a runtime from before MCP support
-                servers.failed("This conversation's agent runtime does not support MCP servers.")
+                servers.failed(
+                    translate("McpServers", "This conversation's agent runtime does not support MCP servers.")
+                )
             else:
                 servers.failed(exc.data.message if exc.data is not None else exc.rpc_message)
             return
         except (ConnectionClosed, TimeoutError) as exc:
-            servers.failed(f"The agent runtime did not answer ({exc or type(exc).__name__}).")
+            servers.failed(
+                translate("McpServers", "The agent runtime did not answer ({problem}).").format(
+                    problem=exc or type(exc).__name__
+                )
+            )
             return
         listed = result.get("servers") if isinstance(result, dict) else None
         servers.replace(listed if isinstance(listed, list) else [])
 
     async def patch_preview(self) -> dict[str, Any]:
-        """``GetPatchPreview`` for the whole session: the files its tasks changed."""
-        result = await self._require().call("GetPatchPreview", {"sessionId": self.session_id}, timeout=60)
-        return dict(result)
+        """``GetPatchPreview`` for the whole conversation: the files its tasks changed, those of its
+        earlier sessions too while this computer keeps them (a past conversation opened from history
+        starts its runtime for this, as it would for the next message)."""
+        await self.ensure_started()
+        params: dict[str, Any] = {"sessionId": self.session_id}
+        earlier = sorted(self.earlier_sessions - {self.session_id or ""})
+        if earlier:
+            params["earlierSessionIds"] = earlier[-MAX_EARLIER_SESSIONS:]
+        result = dict(await self._require().call("GetPatchPreview", params, timeout=60))
+        if self._history is not None and isinstance(result.get("files"), list):
+            # Changes of earlier sessions this computer no longer keeps: named, without diff or revert.
+            known = {str(f.get("path")) for f in result["files"] if isinstance(f, dict)}
+            kept = {str(s) for s in result.get("keptSessionIds") or ()}
+            root = Path(self.folder) if self.folder else None
+            result["files"] = [
+                *result["files"],
+                *changes_from_history(self._history.get("messages"), root, known, kept),
+            ]
+        return result
+
+    async def revert_changes(self, request: RevertRequest) -> dict[str, Any]:
+        """``RevertChanges``: the files back to before the agent changed them; the conversation then
+        shows what was put back (the runtime records it in the audit trail)."""
+        connection = self._require()
+        assert self.session_id is not None
+        result = dict(await connection.call("RevertChanges", request.params(self.session_id), timeout=60))
+        shown = reverted_summary(result, Path(self.folder) if self.folder else None)
+        if shown:
+            self.state.add_notice(
+                translate("Conversation", "Reverted the agent's changes: {files}.").format(
+                    files=", ".join(shown)
+                ),
+                action="review_changes",
+            )
+        return result
 
     async def new_session(self) -> None:
         """Continue in a new session with this conversation's history (budget used up, session
         expired): the current session ends, the history comes along."""
         if self.session_id is None or self.workspace_id is None or self._fetch_history is None:
-            raise ConversationError("This conversation has no session to continue from yet.")
+            raise ConversationError(
+                translate("Conversation", "This conversation has no session to continue from yet.")
+            )
         await self._stop_runtime(shutdown=True)
         history = await self._fetch_history(self.workspace_id, self.session_id)
         if history is None:
             raise ConversationError(
-                "The conversation's history is not in the backend, so it cannot continue in a new session."
+                translate(
+                    "Conversation",
+                    "The conversation's history is not in the backend, so it cannot continue in a new"
+                    " session.",
+                )
             )
         self.earlier_sessions |= self.chain
         self._history = history
@@ -627,7 +731,9 @@ class ConversationSession:
         self.phase = Phase.IDLE
         self.state.set_banner(None)
         await self.ensure_started()
-        self.state.add_notice("Continued in a new session with this conversation's history.")
+        self.state.add_notice(
+            translate("Conversation", "Continued in a new session with this conversation's history.")
+        )
 
     async def close(self) -> None:
         """``Shutdown`` (history uploaded, checkpoint removed) and the runtime's end. Never raises.
@@ -654,22 +760,36 @@ class ConversationSession:
         if connection is None:
             return
         self._connection = None
-        if self.session_id is not None:
-            self._approvals.discard_session(self.session_id)
-            if self._elicitations is not None:
-                self._elicitations.discard_session(self.session_id)
-        self._asked.clear()
+        self._forget_questions()
         ended = await connection.stop(shutdown=shutdown, shutdown_timeout=shutdown_timeout)
         if ended and self.session_id is not None and self._journal is not None:
             # Ended in order: nothing is left to resume. Otherwise the next start offers to.
             self._journal.remove(self.session_id)
 
+    def _forget_questions(self) -> None:
+        """The runtime is gone: its approval requests and elicitations can no longer be answered."""
+        if self.session_id is not None:
+            self._approvals.discard_session(self.session_id)
+            if self._elicitations is not None:
+                self._elicitations.discard_session(self.session_id)
+        self._asked.clear()
+
+    async def _first_call(self, connection: RuntimeConnection, method: str, params: dict[str, Any]) -> Any:
+        """``CreateSession`` or ``ResumeSession`` on a new runtime; if it fails (or is cancelled) the
+        runtime is dropped and ended."""
+        try:
+            return await connection.call(method, params, timeout=CREATE_TIMEOUT_S)
+        except BaseException:
+            self._drop(connection)
+            await connection.stop(shutdown=False)
+            raise
+
     def _require(self) -> RuntimeConnection:
         if self._connection is None or self.phase is not Phase.READY:
             raise ConnectionClosed(
-                "the agent runtime is being restarted"
+                translate("Conversation", "the agent runtime is being restarted")
                 if self.phase is Phase.RECOVERING
-                else "no agent runtime"
+                else translate("Conversation", "no agent runtime")
             )
         return self._connection
 
@@ -678,11 +798,7 @@ class ConversationSession:
     def _lost(self, why: str) -> None:
         logger.warning("the runtime of session %s was lost: %s", self.session_id, why)
         self._connection = None
-        if self.session_id is not None:
-            self._approvals.discard_session(self.session_id)
-            if self._elicitations is not None:
-                self._elicitations.discard_session(self.session_id)
-        self._asked.clear()
+        self._forget_questions()
         if self.phase is Phase.CLOSED:
             return
         if self.state.session_status in ("SESSION_FAILED", "SESSION_CANCELLED", "SESSION_COMPLETED"):
@@ -697,14 +813,22 @@ class ConversationSession:
             self.phase = Phase.IDLE
             self.state.set_banner(
                 Banner(
-                    f"The agent runtime stopped before the conversation started ({why}). Send again to retry."
+                    translate(
+                        "Conversation",
+                        "The agent runtime stopped before the conversation started ({reason}). Send again to"
+                        " retry.",
+                    ).format(reason=why)
                 )
             )
             return
         if not self._budget.allow(self._clock()):
             self.phase = Phase.BROKEN
             self.state.set_banner(
-                runtime_not_recovered_banner(f"it stopped {RESTARTS} times in a row ({why})")
+                runtime_not_recovered_banner(
+                    translate("Conversation", "it stopped {count} times in a row ({reason})").format(
+                        count=RESTARTS, reason=why
+                    )
+                )
             )
             return
         self.phase = Phase.RECOVERING
@@ -725,14 +849,7 @@ class ConversationSession:
         asked = self.state.events_seen
         try:
             connection = await self._launch()
-            try:
-                result = await connection.call(
-                    "ResumeSession", {"sessionId": self.session_id}, timeout=CREATE_TIMEOUT_S
-                )
-            except BaseException:
-                self._drop(connection)
-                await connection.stop(shutdown=False)
-                raise
+            result = await self._first_call(connection, "ResumeSession", {"sessionId": self.session_id})
         except RpcCallError as exc:
             self.phase = Phase.BROKEN
             message = exc.data.message if exc.data is not None else exc.rpc_message
@@ -740,7 +857,9 @@ class ConversationSession:
                 if self._journal is not None and self.session_id is not None:
                     self._journal.remove(self.session_id)
                 raise ConversationError(
-                    f"{message.rstrip('.')}. Continue in a new session: its history comes along.",
+                    translate(
+                        "Conversation", "{message}. Continue in a new session: its history comes along."
+                    ).format(message=message.rstrip(".")),
                     BannerAction.NEW_SESSION,
                 ) from exc
             if exc.error_code is ErrorCode.RATE_LIMITED:
@@ -760,12 +879,16 @@ class ConversationSession:
         self.feature_flags = _flags(result) or self.feature_flags
         self.state.set_session(result.get("sessionStatus"), result.get("task"), asked_after=asked)
         task = result.get("task") or {}
-        step = f" at step {task.get('stepCount')}" if task.get("stepCount") else ""
+        resumed = (
+            translate(
+                "Conversation", "The agent runtime was restarted; the conversation resumed at step {step}."
+            ).format(step=task.get("stepCount"))
+            if task.get("stepCount")
+            else translate("Conversation", "The agent runtime was restarted; the conversation resumed.")
+        )
         self.state.set_banner(None)
         notice, self._resumed_notice = self._resumed_notice, None
-        self.state.add_notice(
-            notice or f"The agent runtime was restarted; the conversation resumed{step}.", Tone.INFO
-        )
+        self.state.add_notice(notice or resumed, Tone.INFO)
         await self._sync_state()
 
 

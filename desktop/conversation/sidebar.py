@@ -9,14 +9,25 @@ chain, and remembers the chain so an open conversation is found again after a re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-__all__ = ["ConversationSummary", "ProjectGroup", "Sidebar", "build_sidebar", "summarize_history", "title_of"]
+__all__ = [
+    "ConversationSummary",
+    "ProjectGroup",
+    "Sidebar",
+    "build_sidebar",
+    "filter_sidebar",
+    "summarize_history",
+    "title_of",
+]
 
 TITLE_LENGTH = 80
+SEARCH_TEXT_CHARS = 200_000
+"""How much of a conversation's text the sidebar's search looks through (its start: prompts and
+replies, most recognisable, come first; huge tool outputs would only make the search slow)."""
 
 
 @dataclass(frozen=True)
@@ -30,10 +41,20 @@ class ConversationSummary:
     message_count: int
     earlier_sessions: frozenset[str] = frozenset()
     """Sessions this one continued (their messages open its history)."""
+    search_text: str = ""
+    """The prompts and replies, folded to lower case, for the sidebar's search."""
+    renamed: bool = False
+    """The title is one the user gave it, not its first prompt's."""
 
     @property
     def chain(self) -> frozenset[str]:
         return self.earlier_sessions | {self.session_id}
+
+    def matches(self, query: str) -> bool:
+        """Every word of ``query`` is in the title or the text (case-insensitive)."""
+        words = query.casefold().split()
+        title = self.title.casefold()
+        return all(word in title or word in self.search_text for word in words)
 
 
 @dataclass(frozen=True)
@@ -92,17 +113,51 @@ def summarize_history(
         folder=folder,
         message_count=len(messages),
         earlier_sessions=earlier,
+        search_text=_search_text(messages),
     )
 
 
-def build_sidebar(summaries: Iterable[ConversationSummary]) -> Sidebar:
+def _search_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    parts: list[str] = []
+    size = 0
+    for message in messages:
+        if message.get("role") not in ("user", "assistant"):
+            continue
+        text = str(message.get("content") or "")
+        parts.append(text)
+        size += len(text) + 1
+        if size >= SEARCH_TEXT_CHARS:
+            break
+    return "\n".join(parts)[:SEARCH_TEXT_CHARS].casefold()
+
+
+def build_sidebar(
+    summaries: Iterable[ConversationSummary],
+    titles: Callable[[Iterable[str]], str | None] | None = None,
+) -> Sidebar:
+    """``titles``: the name the user gave a conversation (by its sessions), if any."""
     every = list(summaries)
     continued = {session for summary in every for session in summary.earlier_sessions}
-    shown = sorted(
-        (summary for summary in every if summary.session_id not in continued),
-        key=lambda summary: summary.updated_at,
-        reverse=True,
-    )
+    shown = [summary for summary in every if summary.session_id not in continued]
+    if titles is not None:
+        shown = [_renamed(summary, titles(sorted(summary.chain))) for summary in shown]
+    return _grouped(shown)
+
+
+def filter_sidebar(sidebar: Sidebar, query: str) -> Sidebar:
+    """Only the conversations whose title or text holds every word of ``query``; all for ``""``."""
+    if not query.strip():
+        return sidebar
+    return _grouped(summary for summary in sidebar.all() if summary.matches(query))
+
+
+def _renamed(summary: ConversationSummary, title: str | None) -> ConversationSummary:
+    return summary if title is None else replace(summary, title=title, renamed=True)
+
+
+def _grouped(shown: Iterable[ConversationSummary]) -> Sidebar:
+    """Grouped by project folder, newest first."""
+    shown = sorted(shown, key=lambda summary: summary.updated_at, reverse=True)
     groups: dict[str, list[ConversationSummary]] = {}
     general: list[ConversationSummary] = []
     for summary in shown:

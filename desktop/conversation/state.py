@@ -16,10 +16,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from desktop.conversation.attachments import ShownImage
 from desktop.conversation.banners import (
     Banner,
     BannerAction,
@@ -32,6 +33,7 @@ from desktop.conversation.banners import (
 from desktop.conversation.checklist import ChecklistState
 from desktop.conversation.items import (
     AssistantMessage,
+    Denial,
     Item,
     Notice,
     SignInNotice,
@@ -40,6 +42,10 @@ from desktop.conversation.items import (
     ToolState,
     UserMessage,
 )
+from desktop.conversation.journal import CancelledReply
+from desktop.conversation.pricing import Usage
+from desktop.conversation.status_text import ACTIVE_TASK_STATES, state_text
+from desktop.i18n import translate
 from desktop.mcp.notices import (
     available_again_text,
     config_warning_text,
@@ -58,17 +64,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-ACTIVE_TASK_STATES = frozenset(
-    {
-        "TASK_RUNNING",
-        "WAITING_FOR_LLM",
-        "PROCESSING_RESPONSE",
-        "CHECKING_POLICY",
-        "WAITING_FOR_APPROVAL",
-        "EXECUTING_TOOLS",
-    }
-)
 
 _SESSION_WORDS = {
     "SESSION_CREATED": "starting",
@@ -121,7 +116,7 @@ class Status:
 
     @property
     def summary(self) -> str:
-        return f"Session {describe_session(self.session)} · Task {describe_task(self.task)}"
+        return state_text(self.session, self.task)
 
 
 class StateObserver(Protocol):
@@ -154,6 +149,12 @@ class ConversationState:
         ``session_started`` listed them."""
         self.gateway_endpoint: str | None = None
         """The LLM gateway the conversation's runtime calls: banners about the gateway name it."""
+        self.gateway_model: str | None = None
+        """The model the runtime was started with (``LLM_GATEWAY_MODEL``), for the header."""
+        self.model_used: str | None = None
+        """The model the last call went to, as the runtime reported it (the policy may choose another)."""
+        self.usage = Usage()
+        """Tokens per model since the conversation was opened in this window, for the cost estimate."""
         self.events_seen = 0
         """Events applied so far: a call's answer older than the last event must not undo it."""
         self.checklist = ChecklistState()
@@ -253,10 +254,41 @@ class ConversationState:
 
     # ------------------------------------------------------------------ the desktop's own changes
 
-    def add_user_message(self, text: str, task_id: str | None) -> UserMessage:
-        message = UserMessage(self._key(), text, task_id)
+    def add_user_message(
+        self, text: str, task_id: str | None, *, images: Sequence[ShownImage] = ()
+    ) -> UserMessage:
+        message = UserMessage(self._key(), text, task_id, list(images))
         self._added(message)
         return message
+
+    def missing_images(self) -> set[str]:
+        """The artifact names of the shown images whose bytes are not here (a loaded history)."""
+        return {
+            image.artifact_name
+            for item in self.items
+            if isinstance(item, UserMessage)
+            for image in item.images
+            if image.data is None and image.artifact_name is not None
+        }
+
+    def fill_images(self, found: Mapping[str, bytes]) -> None:
+        """Give the shown images their bytes, by artifact name, and redraw the messages holding them."""
+        for item in self._fill(found):
+            self._changed(item)
+
+    def _fill(self, found: Mapping[str, bytes]) -> list[UserMessage]:
+        filled: list[UserMessage] = []
+        for item in self.items:
+            if not isinstance(item, UserMessage) or not any(i.artifact_name in found for i in item.images):
+                continue
+            item.images = [
+                replace(image, data=found[image.artifact_name])
+                if image.data is None and image.artifact_name is not None and image.artifact_name in found
+                else image
+                for image in item.images
+            ]
+            filled.append(item)
+        return filled
 
     def add_notice(self, text: str, tone: Tone = Tone.INFO, action: str | None = None) -> Notice:
         notice = Notice(self._key(), text, tone, action)
@@ -320,9 +352,21 @@ class ConversationState:
         self._changed_paths.clear()
         self._status_changed()
 
-    def load_history(self, messages: Iterable[Mapping[str, Any]]) -> None:
-        """Replace the items with a stored conversation (``session_history`` messages, wire dicts)."""
+    def load_history(
+        self, messages: Iterable[Mapping[str, Any]], cancelled: Iterable[CancelledReply] = ()
+    ) -> None:
+        """Replace the items with a stored conversation (``session_history`` messages, wire dicts);
+        ``cancelled``: answers a cancel cut off (the history has no trace of them), each drawn at the
+        end of its task, marked cancelled."""
         messages = list(messages)  # read twice: the items, then the checklist
+        # A history names its images; those this window already shows keep their bytes.
+        known = {
+            image.artifact_name: image.data
+            for item in self.items
+            if isinstance(item, UserMessage)
+            for image in item.images
+            if image.data is not None and image.artifact_name is not None
+        }
         self.items = []
         self._assistant = None
         self._tools_by_call = {}
@@ -330,7 +374,10 @@ class ConversationState:
             role = message.get("role")
             content = str(message.get("content") or "")
             if role == "user":
-                self.items.append(UserMessage(self._key(), content, message.get("taskId")))
+                images = [
+                    shown for wire in message.get("images") or () if (shown := ShownImage.from_history(wire))
+                ]
+                self.items.append(UserMessage(self._key(), content, message.get("taskId"), images))
             elif role == "assistant":
                 if content.strip():
                     reply = AssistantMessage(self._key(), message.get("stepId"), message.get("taskId"))
@@ -353,11 +400,42 @@ class ConversationState:
                 if answered is not None:
                     answered.state = _tool_state(message.get("toolStatus"))
                     answered.output = content
+                    if answered.state is ToolState.DENIED:
+                        answered.denial, answered.output = _stored_denial(content)
             elif role == "system" and content.strip():
                 self.items.append(Notice(self._key(), content, Tone.INFO))
+        for kept in cancelled:
+            self._insert_cancelled(kept)
+        self._fill(known)
         self.checklist.load_history(messages)
         for observer in self._observers:
             observer.items_reset()
+
+    def _insert_cancelled(self, reply: CancelledReply) -> None:
+        """``reply`` after the last item of its task: before the prompt of the next one."""
+        items = self.items
+        asked = next(
+            (
+                i
+                for i, item in enumerate(items)
+                if isinstance(item, UserMessage) and item.task_id == reply.task_id
+            ),
+            None,
+        )
+        if asked is None:
+            return  # the task is not in this history
+        end = next((i for i in range(asked + 1, len(items)) if isinstance(items[i], UserMessage)), len(items))
+        message = AssistantMessage(self._key(), reply.step_id, reply.task_id, cancelled=True)
+        message.append(reply.text)
+        items.insert(end, message)
+
+    def cancelled_replies(self, session_id: str) -> list[CancelledReply]:
+        """The answers of this conversation that a cancel cut off, to keep (see :meth:`load_history`)."""
+        return [
+            CancelledReply(session_id, item.task_id, item.step_id, item.text)
+            for item in self.items
+            if isinstance(item, AssistantMessage) and item.cancelled and item.task_id
+        ]
 
     # ------------------------------------------------------------------ the runtime's events
 
@@ -395,6 +473,8 @@ class ConversationState:
 
     def _on_llm_completed(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         self._end_streaming()
+        self.usage.add_call(payload)
+        self.model_used = str(payload.get("model") or "") or self.model_used
         used, limit = payload.get("sessionTokensUsed"), payload.get("maxSessionTokens")
         if isinstance(used, int):
             self.tokens_used = used
@@ -416,10 +496,15 @@ class ConversationState:
 
     def _on_task_ended(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         kind = event.get("eventType")
+        reply = self._assistant
+        if kind == "task_cancelled" and reply is not None and reply.streaming and reply.text.strip():
+            # The runtime drops an answer cut off by a cancel; what the user saw of it stays, marked.
+            reply.cancelled = True
         self._end_streaming()
         for row in self._tools_by_call.values():
             if not row.finished and row.state is ToolState.AWAITING_APPROVAL:
                 row.state = ToolState.DENIED
+                row.denial = Denial.CANCELLED if kind == "task_cancelled" else row.denial
                 self._changed(row)
         self.step_count = _int(payload.get("stepCount"), self.step_count)
         reason = payload.get("reason")
@@ -428,7 +513,7 @@ class ConversationState:
             self.task_status = "TASK_COMPLETED"
         elif kind == "task_cancelled":
             self.task_status = "TASK_CANCELLED"
-            self.add_notice("Task cancelled.")
+            self.add_notice(translate("Conversation", "Task cancelled."))
         else:
             self.task_status = "TASK_FAILED"
             self.set_banner(
@@ -444,7 +529,11 @@ class ConversationState:
         if self._changed_paths:
             count = len(self._changed_paths)
             self.add_notice(
-                f"{count} file{'s' if count != 1 else ''} changed — review the changes.",
+                translate("Conversation", "1 file changed — review the changes.")
+                if count == 1
+                else translate("Conversation", "{count} files changed — review the changes.").format(
+                    count=count
+                ),
                 action="review_changes",
             )
             self._changed_paths.clear()
@@ -495,8 +584,12 @@ class ConversationState:
                 self._tools_by_call[row.tool_call_id] = row
             self._added(row)
         row.state = _tool_state(payload.get("status"))
-        row.duration_ms = _int(payload.get("latencyMs"), 0)
+        # The runtime's latency runs from the request, approval wait included (seed 000 §8.5).
+        row.duration_ms = max(0, _int(payload.get("latencyMs"), 0) - (row.approval_wait_ms or 0))
         error = payload.get("error")
+        if row.state is ToolState.DENIED and row.denial is None:
+            code = error.get("code") if isinstance(error, dict) else None
+            row.denial = Denial.USER if code == "APPROVAL_DENIED" else Denial.POLICY
         if isinstance(error, dict) and error.get("message"):
             row.output = str(error["message"])
         else:
@@ -511,7 +604,9 @@ class ConversationState:
     def _on_approval_requested(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         details = payload.get("details") if isinstance(payload.get("details"), dict) else {}
         tool = str((details or {}).get("toolName") or "")
-        row = self._open_row(tool, event.get("stepId") or payload.get("stepId"), unasked=True)
+        row = self._tools_by_call.get(str((details or {}).get("toolCallId") or "")) or self._open_row(
+            tool, event.get("stepId") or payload.get("stepId"), unasked=True
+        )
         if row is not None:
             row.state = ToolState.AWAITING_APPROVAL
             row.approval_id = payload.get("approvalId")
@@ -519,16 +614,30 @@ class ConversationState:
         self._set_task("WAITING_FOR_APPROVAL")
 
     def _on_approval_resolved(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
-        self._approval_settled(payload.get("approvalId"), payload.get("decision") == "approved")
+        waited = _int(payload.get("latencyMs"), 0)
+        self._approval_settled(
+            payload.get("approvalId"), payload.get("decision") == "approved", Denial.USER, waited or None
+        )
 
     def _on_approval_timeout(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
-        self._approval_settled(payload.get("approvalId"), False)
-        self.add_notice("An approval request timed out and was denied.", Tone.WARNING)
+        self._approval_settled(payload.get("approvalId"), False, Denial.TIMEOUT)
+        for row in self._tools_by_call.values():
+            if row.approval_id == payload.get("approvalId") and row.denial is not None:
+                row.denial = Denial.TIMEOUT  # whichever of the two events came first
+                self._changed(row)
+        self.add_notice(
+            translate("Conversation", "An approval request timed out and was denied."), Tone.WARNING
+        )
 
-    def _approval_settled(self, approval_id: object, approved: bool) -> None:
+    def _approval_settled(
+        self, approval_id: object, approved: bool, denial: Denial, waited_ms: int | None = None
+    ) -> None:
         for row in self._tools_by_call.values():
             if row.approval_id == approval_id and row.state is ToolState.AWAITING_APPROVAL:
                 row.state = ToolState.RUNNING if approved else ToolState.DENIED
+                row.approval_wait_ms = waited_ms
+                if not approved:
+                    row.denial = denial
                 self._changed(row)
         waiting = any(row.state is ToolState.AWAITING_APPROVAL for row in self._tools_by_call.values())
         if not waiting and self.task_status == "WAITING_FOR_APPROVAL":
@@ -544,8 +653,11 @@ class ConversationState:
         )
         self.instruction_files = loaded
         if loaded:
-            names = ", ".join(f["path"] + (" (cut to fit)" if f.get("truncated") else "") for f in loaded)
-            self.add_notice(f"Project instructions loaded: {names}")
+            cut = translate("Conversation", " (cut to fit)")
+            names = ", ".join(f["path"] + (cut if f.get("truncated") else "") for f in loaded)
+            self.add_notice(
+                translate("Conversation", "Project instructions loaded: {files}").format(files=names)
+            )
 
     def _on_session_running(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         self.session_status = "SESSION_RUNNING"
@@ -580,18 +692,23 @@ class ConversationState:
             # to resume, but the history was uploaded, so the conversation can go on in a new session.
             error = payload.get("error")
             message = error.get("message") if isinstance(error, dict) else None
-            said = " ".join(str(message or payload.get("reason") or "no reason given").split())
+            said = " ".join(
+                str(message or payload.get("reason") or translate("Banners", "no reason given")).split()
+            )
             self.set_banner(
                 Banner(
-                    f"The session ended with an error: {said.rstrip('.')[:400]}. Continue in a new"
-                    " session: its history comes along.",
+                    translate(
+                        "Conversation",
+                        "The session ended with an error: {reason}. Continue in a new session: its history"
+                        " comes along.",
+                    ).format(reason=said.rstrip(".")[:400]),
                     action=BannerAction.NEW_SESSION,
                 )
             )
         self._status_changed()
 
     def _on_policy_expired(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
-        self.add_notice("The session's policy expired.", Tone.WARNING)
+        self.add_notice(translate("Conversation", "The session's policy expired."), Tone.WARNING)
 
     def _on_policy_updated(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         self.add_notice(policy_updated_text(payload))
@@ -601,8 +718,11 @@ class ConversationState:
     def _on_policy_revoked(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         reason = payload.get("reason")
         self.add_notice(
-            f"The organisation revoked the policy of this session ({_said(reason)}). It pauses once what"
-            " is running now has finished.",
+            translate(
+                "Conversation",
+                "The organisation revoked the policy of this session ({reason}). It pauses once what is"
+                " running now has finished.",
+            ).format(reason=_said(reason)),
             Tone.WARNING,
         )
 
@@ -613,45 +733,72 @@ class ConversationState:
 
     def _on_recovery_failed(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         self.add_notice(
-            "The saved state of this conversation could not be read, so it starts fresh; its history"
-            " up to the last completed task is kept.",
+            translate(
+                "Conversation",
+                "The saved state of this conversation could not be read, so it starts fresh; its history"
+                " up to the last completed task is kept.",
+            ),
             Tone.WARNING,
         )
 
     def _on_upload_failed(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         self.add_notice(
-            f"Could not save {payload.get('artifactName') or 'an artifact'} to the backend:"
-            f" {payload.get('reason') or 'no reason given'}. The conversation goes on.",
+            translate(
+                "Conversation",
+                "Could not save {artifact} to the backend: {reason}. The conversation goes on.",
+            ).format(
+                artifact=payload.get("artifactName") or translate("Conversation", "an artifact"),
+                reason=payload.get("reason") or translate("Banners", "no reason given"),
+            ),
             Tone.WARNING,
         )
 
     def _on_upload_skipped(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         self.add_notice(
-            f"{payload.get('artifactName') or 'An artifact'} was not saved to the backend: the policy does"
-            f" not allow it ({payload.get('reason') or 'no reason given'}). The conversation goes on.",
+            translate(
+                "Conversation",
+                "{artifact} was not saved to the backend: the policy does not allow it ({reason}). The"
+                " conversation goes on.",
+            ).format(
+                artifact=payload.get("artifactName") or translate("Conversation", "An artifact"),
+                reason=payload.get("reason") or translate("Banners", "no reason given"),
+            ),
             Tone.WARNING,
         )
 
     def _on_redaction(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         count = _int(payload.get("count"), 1)
         self.add_notice(
-            f"{count} sensitive value{'s were' if count != 1 else ' was'} redacted from what was sent to"
-            " the model."
+            translate("Conversation", "1 sensitive value was redacted from what was sent to the model.")
+            if count == 1
+            else translate(
+                "Conversation", "{count} sensitive values were redacted from what was sent to the model."
+            ).format(count=count)
         )
 
     def _on_compacted(self, event: Mapping[str, Any], payload: dict[str, Any]) -> None:
         count = _int(payload.get("messages"), 1)
-        noun = f"{count} earlier message{'s' if count != 1 else ''}"
+        noun = (
+            translate("Conversation", "1 earlier message")
+            if count == 1
+            else translate("Conversation", "{count} earlier messages").format(count=count)
+        )
         if payload.get("mode") == "summarized":
             self.add_notice(
-                f"The conversation outgrew the model's context window: {noun} were summarised; the"
-                " model now sees the summary in their place."
+                translate(
+                    "Conversation",
+                    "The conversation outgrew the model's context window: {messages} were summarised; the"
+                    " model now sees the summary in their place.",
+                ).format(messages=noun)
             )
         else:
-            why = str(payload.get("reason") or "summarising was not possible")
+            why = str(payload.get("reason") or translate("Conversation", "summarising was not possible"))
             self.add_notice(
-                f"The conversation outgrew the model's context window: {noun} are no longer sent to the"
-                f" model ({why}).",
+                translate(
+                    "Conversation",
+                    "The conversation outgrew the model's context window: {messages} are no longer sent to"
+                    " the model ({reason}).",
+                ).format(messages=noun, reason=why),
                 Tone.WARNING,
             )
 
@@ -690,7 +837,9 @@ class ConversationState:
         if row is None or row.finished or not isinstance(elicitation_id, str):
             return
         self._asking[elicitation_id] = row
-        row.progress = f"{payload.get('serverName') or 'the server'} asks for your input"
+        row.progress = translate("Conversation", "{server} asks for your input").format(
+            server=payload.get("serverName") or translate("Conversation", "the server")
+        )
         self._changed(row)
         self._tool_is_running()
 
@@ -742,9 +891,18 @@ class ConversationState:
         return None
 
 
+def _stored_denial(content: str) -> tuple[Denial, str]:
+    """Who refused a call, from the text the model read for it (``Denied: Not approved: …`` when the
+    user said no, ``Denied: <the policy's reason>`` otherwise), and the reason alone."""
+    reason = content.removeprefix("Denied: ")
+    if reason.startswith("Not approved: "):
+        return Denial.USER, reason.removeprefix("Not approved: ")
+    return Denial.POLICY, reason
+
+
 def _said(value: object) -> str:
     text = " ".join(str(value or "").split()).rstrip(".")
-    return text[:300] or "no reason given"
+    return text[:300] or translate("Banners", "no reason given")
 
 
 def _int(value: object, default: int) -> int:

@@ -14,18 +14,21 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from contracts.images import ImageContent
+from desktop.conversation.attachments import prompt_with_files
 from desktop.conversation.banners import Banner, BannerAction
 from desktop.conversation.commands import CommandError, PromptCommand, expand_prompt, load_commands
 from desktop.conversation.controller import CallRunner, Control
 from desktop.conversation.errors import ConversationError
+from desktop.conversation.export import ConversationExport
 from desktop.conversation.history_client import HistoryClient
-from desktop.conversation.items import Tone, UserMessage
+from desktop.conversation.items import AssistantMessage, Tone, UserMessage
 from desktop.conversation.journal import OpenSession, SessionJournal
 from desktop.conversation.session import (
     ApprovalSink,
@@ -37,6 +40,8 @@ from desktop.conversation.session import (
 )
 from desktop.conversation.sidebar import ConversationSummary, Sidebar, build_sidebar, title_of
 from desktop.conversation.state import ConversationState
+from desktop.conversation.titles import TitleError, TitleStore
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
 
 __all__ = ["OPEN_PREFIX", "Workbench", "commands_for"]
 
@@ -66,11 +71,16 @@ class Workbench:
         journal: SessionJournal | None = None,
         elicitations: ElicitationSink | None = None,
         open_url: Callable[[str], bool] | None = None,
+        titles: TitleStore | None = None,
     ) -> None:
         """``elicitations`` receives MCP servers' requests for input; ``open_url`` opens an MCP server's
-        sign-in page in the system browser (see :class:`ConversationSession`)."""
+        sign-in page in the system browser (see :class:`ConversationSession`); ``titles`` keeps the
+        names the user gives conversations (by default beside the journal)."""
         self.runner = runner
         self._journal = journal
+        if titles is None and journal is not None:
+            titles = TitleStore(journal.path.with_name("conversation-names.json"))
+        self._titles = titles
         self._launcher = launcher
         self._history = history
         self._identity = identity
@@ -128,7 +138,7 @@ class Workbench:
         if self._refreshing is not None and not self._refreshing.done():
             self._refresh_again = True
             return None
-        task = self.runner.run("load the conversation list", self._refresh())
+        task = self.runner.run(QT_TRANSLATE_NOOP("Errors", "load the conversation list"), self._refresh())
         self._refreshing = task
         return task
 
@@ -136,7 +146,13 @@ class Workbench:
         while True:
             self._refresh_again = False
             summaries = await self._history.conversations()
-            self._stored = build_sidebar(summaries)
+            titles = self._titles
+            if titles is not None:
+                late = [summary for summary in summaries if titles.was_deleted(summary.chain)]
+                for summary in late:  # a history that arrived after its conversation was deleted
+                    self.runner.run("delete the conversation", self._history.delete_conversation(summary))
+                summaries = [summary for summary in summaries if summary not in late]
+            self._stored = build_sidebar(summaries, self._title_of)
             self._rebuild()
             if not self._refresh_again:
                 return
@@ -151,13 +167,153 @@ class Workbench:
                 updated_at=entry.opened_at,
                 folder=entry.session.folder,
                 message_count=len(entry.session.state.items),
+                earlier_sessions=frozenset(entry.session.chain),
+                search_text="\n".join(
+                    item.text for item in entry.session.state.items if isinstance(item, UserMessage)
+                ).casefold(),
             )
             for entry in self._open
             if self._stored_for(entry.session) is None
         ]
+        pending = [
+            replace(summary, title=title, renamed=True)
+            if (title := self._title_of(summary.earlier_sessions)) is not None
+            else summary
+            for summary in pending
+        ]
         self.sidebar = build_sidebar([*stored, *pending])
         for callback in self.sidebar_changed:
             callback()
+
+    def _title_of(self, sessions: Iterable[str]) -> str | None:
+        return self._titles.title_of(sessions) if self._titles is not None else None
+
+    # ------------------------------------------------------------------ managing conversations
+
+    def summary_of(self, key: str) -> ConversationSummary | None:
+        """The sidebar's entry behind ``key``."""
+        return self.sidebar.find(key)
+
+    def rename(self, key: str, title: str) -> str:
+        """Give the conversation behind ``key`` a name of the user's; the name as kept.
+        :class:`ConversationError` when it cannot be kept."""
+        summary = self.summary_of(key)
+        if summary is None:
+            raise ConversationError(translate("Conversation", "This conversation is no longer in the list."))
+        sessions = {s for s in summary.chain if not s.startswith(OPEN_PREFIX)}
+        open_session = self._open_session_for(summary)
+        if open_session is not None:
+            sessions |= open_session.chain
+        if not sessions:
+            raise ConversationError(
+                translate(
+                    "Conversation",
+                    "This conversation has not started yet; name it once its first message is sent.",
+                )
+            )
+        if self._titles is None:
+            raise ConversationError(
+                translate("Conversation", "Conversation names cannot be kept in this setup.")
+            )
+        try:
+            kept = self._titles.rename(sorted(sessions), title)
+        except TitleError as exc:
+            raise ConversationError(str(exc)) from exc
+        except OSError as exc:
+            raise ConversationError(
+                translate("Conversation", "The name could not be saved: {reason}.").format(
+                    reason=exc.strerror or exc
+                )
+            ) from exc
+        stored = [
+            replace(s, title=kept, renamed=True) if s.chain & sessions else s for s in self._stored.all()
+        ]
+        self._stored = build_sidebar(stored)
+        self._rebuild()
+        return kept
+
+    async def delete(self, key: str) -> None:
+        """Permanently delete the conversation behind ``key``: its runtime is shut down if it is open,
+        then its history and artifacts are removed from the backend and its name forgotten."""
+        summary = self.summary_of(key)
+        if summary is None:
+            raise ConversationError(translate("Conversation", "This conversation is no longer in the list."))
+        open_session = self._open_session_for(summary)
+        sessions = set(summary.chain)
+        if open_session is not None:
+            if open_session.state.busy:
+                raise ConversationError(
+                    translate("Conversation", "A task is still running in this conversation; stop it first.")
+                )
+            sessions |= open_session.chain
+        stored = self._stored_for_chain(sessions)
+        # Noted first: should the app quit before the backend has answered, or a history arrive late
+        # (a runtime sends it in the background), the next refresh hides it and deletes it again.
+        if self._titles is not None:
+            try:
+                self._titles.forget(sorted(s for s in sessions if not s.startswith(OPEN_PREFIX)))
+            except OSError as exc:
+                logger.warning("the deletion of %s could not be noted: %s", sorted(sessions), exc)
+        self._stored = build_sidebar([s for s in self._stored.all() if not (s.chain & sessions)])
+        if open_session is not None:
+            await self.close(open_session)  # its Shutdown may send its history once more: deleted below
+        else:
+            self._rebuild()
+        if stored is not None:
+            await self._history.delete_conversation(stored)
+        if open_session is not None and open_session.session_id and open_session.workspace_id:
+            await self._history.delete_conversation(
+                ConversationSummary(
+                    session_id=open_session.session_id,
+                    workspace_id=open_session.workspace_id,
+                    title=summary.title,
+                    updated_at=datetime.now(UTC),
+                    folder=open_session.folder,
+                    message_count=0,
+                    earlier_sessions=frozenset(open_session.earlier_sessions),
+                )
+            )
+
+    async def export(self, key: str) -> ConversationExport:
+        """The conversation behind ``key``, whole, for :func:`desktop.conversation.export.write_export`:
+        its stored history, or what the window shows of one not stored yet."""
+        summary = self.summary_of(key)
+        if summary is None:
+            raise ConversationError(translate("Conversation", "This conversation is no longer in the list."))
+        stored = self._stored_for_chain(set(summary.chain))
+        open_session = self._open_session_for(summary)
+        messages: list[dict[str, Any]] = []
+        if stored is not None:
+            history = await self._history.history(stored.workspace_id, stored.session_id)
+            if history is not None:
+                messages = [message.to_wire() for message in history.messages]
+        if open_session is not None and len(open_session.state.items) > len(messages):
+            # Newer than the stored history (a task ran since): what the window shows, in its words.
+            messages = _shown_messages(open_session)
+        if not messages:
+            raise ConversationError(
+                translate("Conversation", "This conversation has no messages to export yet.")
+            )
+        sessions = list(dict.fromkeys(str(m.get("sessionId")) for m in messages if m.get("sessionId")))
+        return ConversationExport(
+            title=summary.title,
+            folder=summary.folder,
+            session_ids=sessions or sorted(s for s in summary.chain if not s.startswith(OPEN_PREFIX)),
+            messages=messages,
+            exported_at=datetime.now(UTC),
+        )
+
+    def _open_session_for(self, summary: ConversationSummary) -> ConversationSession | None:
+        for entry in self._open:
+            if entry.key == summary.session_id or summary.chain & entry.session.chain:
+                return entry.session
+        return None
+
+    def _stored_for_chain(self, sessions: set[str]) -> ConversationSummary | None:
+        for summary in self._stored.all():
+            if summary.chain & sessions:
+                return summary
+        return None
 
     # ------------------------------------------------------------------ opening
 
@@ -165,7 +321,9 @@ class Workbench:
         """A new conversation in ``folder`` (``None``: a general chat); its runtime starts now."""
         session = self._add(ConversationState(), folder, history=None)
         self._show(session)
-        self.runner.run("start the agent runtime", session.ensure_started(), context=session)
+        self.runner.run(
+            QT_TRANSLATE_NOOP("Errors", "start the agent runtime"), session.ensure_started(), context=session
+        )
         return session
 
     async def open(self, key: str) -> ConversationSession:
@@ -176,7 +334,7 @@ class Workbench:
                 return entry.session
         summary = self.sidebar.find(key) or self._stored.find(key)
         if summary is None:
-            raise ConversationError("This conversation is no longer in the list.")
+            raise ConversationError(translate("Conversation", "This conversation is no longer in the list."))
         for entry in self._open:
             if summary.chain & entry.session.chain:
                 self._show(entry.session)
@@ -194,7 +352,23 @@ class Workbench:
                 return entry.session
         session = self._add(state, summary.folder, history=wire)
         self._show(session)
+        if state.missing_images():
+            self.runner.run(
+                QT_TRANSLATE_NOOP("Errors", "show the conversation's images"),
+                self._show_images(summary.workspace_id, state),
+                context=session,
+            )
         return session
+
+    async def _show_images(self, workspace_id: str, state: ConversationState) -> None:
+        """The images of an opened history, fetched from their artifacts. Best effort: an image that
+        cannot be fetched stays shown by its name."""
+        try:
+            found = await self._history.attachments(workspace_id, state.missing_images())
+        except Exception as exc:
+            logger.warning("could not fetch the images of a conversation: %s", exc)
+            return
+        state.fill_images(found)
 
     def _add(
         self,
@@ -241,13 +415,22 @@ class Workbench:
                 state.load_history([message.to_wire() for message in history.messages])
             state.set_banner(
                 Banner(
-                    "Cowork closed while this conversation was running. Resume to go on from its last"
-                    " checkpoint.",
+                    translate(
+                        "Conversation",
+                        "Cowork closed while this conversation was running. Resume to go on from its last"
+                        " checkpoint.",
+                    ),
                     Tone.WARNING,
                     BannerAction.RESUME,
                 )
             )
             session = self._add(state, entry.folder, history=None, interrupted=entry)
+            if state.missing_images():
+                self.runner.run(
+                    QT_TRANSLATE_NOOP("Errors", "show the conversation's images"),
+                    self._show_images(entry.workspace_id, state),
+                    context=session,
+                )
             if self.current is None:
                 self._show(session)
         return len(entries)
@@ -267,7 +450,9 @@ class Workbench:
         self.refresh()  # the task's history is stored now: the sidebar shows it
 
     def _recover(self, session: ConversationSession, why: str) -> None:
-        self.runner.run("resume the conversation", session.recover(), context=session)
+        self.runner.run(
+            QT_TRANSLATE_NOOP("Errors", "resume the conversation"), session.recover(), context=session
+        )
 
     # ------------------------------------------------------------------ actions on the current one
 
@@ -275,25 +460,32 @@ class Workbench:
         """The user started typing: have the runtime ready by the time they send."""
         session = self.current
         if session is not None and session.phase.value == "idle":
-            self.runner.run("start the agent runtime", session.ensure_started(), context=session)
+            self.runner.run(
+                QT_TRANSLATE_NOOP("Errors", "start the agent runtime"),
+                session.ensure_started(),
+                context=session,
+            )
 
     def send(
         self,
         text: str,
         *,
+        files: Sequence[Path] = (),
+        images: Sequence[ImageContent] = (),
         affects: Iterable[Control] = (),
         on_failed: Callable[[BaseException], None] | None = None,
     ) -> asyncio.Task[Any] | None:
         """Send ``text`` in the current conversation (a new general chat if none is shown); a
         ``/name args`` prompt command is sent expanded, an unknown one is refused with the list of
-        known ones (nothing is sent, and ``on_failed`` gives the text back)."""
+        known ones (nothing is sent, and ``on_failed`` gives the text back). The paths of attached
+        ``files`` follow the text; ``images`` go as image content."""
         session = self.current
         folder = session.folder if session is not None else None
         try:
-            prompt = expand_prompt(text, Path(folder) if folder else None)
+            prompt = prompt_with_files(expand_prompt(text, Path(folder) if folder else None), files)
         except CommandError as exc:
             return self.runner.run(
-                "send the message",
+                QT_TRANSLATE_NOOP("Errors", "send the message"),
                 _refuse(ConversationError(str(exc))),
                 on_failed=on_failed,
                 context=session,
@@ -301,16 +493,48 @@ class Workbench:
         if session is None:
             session = self.new_conversation(None)
         task = self.runner.run(
-            "send the message", session.send(prompt), affects=affects, on_failed=on_failed, context=session
+            QT_TRANSLATE_NOOP("Errors", "send the message"),
+            session.send(prompt, images),
+            affects=affects,
+            on_failed=on_failed,
+            context=session,
         )
         # After the task's first step, which shows the prompt: a new conversation takes its title.
         asyncio.get_running_loop().call_soon(self._rebuild)
         return task
 
+    def last_prompt(self) -> str | None:
+        """The current conversation's last prompt, to edit and send again or to retry."""
+        session = self.current
+        if session is None:
+            return None
+        for item in reversed(session.state.items):
+            if isinstance(item, UserMessage):
+                return item.text
+        return None
+
+    def retry(self, *, affects: Iterable[Control] = ()) -> asyncio.Task[Any] | None:
+        """Send the current conversation's last prompt again, as a new task."""
+        prompt = self.last_prompt()
+        if prompt is None:
+            return None
+        return self.send(prompt, affects=affects)
+
+    def choose_model(self, model: str | None) -> None:
+        """The model the current conversation's next tasks call (``None``: the one Settings name)."""
+        session = self.current
+        if session is not None:
+            session.model = (model or "").strip() or None
+
     def stop(self, *, affects: Iterable[Control] = ()) -> None:
         session = self.current
         if session is not None and session.state.busy:
-            self.runner.run("stop the task", session.cancel(), affects=affects, context=session)
+            self.runner.run(
+                QT_TRANSLATE_NOOP("Errors", "stop the task"),
+                session.cancel(),
+                affects=affects,
+                context=session,
+            )
 
     def act(self, action: BannerAction, *, affects: Iterable[Control] = ()) -> None:
         """The current conversation's banner button."""
@@ -318,14 +542,25 @@ class Workbench:
         if session is None:
             return
         if action is BannerAction.RESUME:
-            self.runner.run("resume the session", session.resume(), affects=affects, context=session)
+            self.runner.run(
+                QT_TRANSLATE_NOOP("Errors", "resume the session"),
+                session.resume(),
+                affects=affects,
+                context=session,
+            )
         elif action is BannerAction.NEW_SESSION:
             self.runner.run(
-                "continue in a new session", session.new_session(), affects=affects, context=session
+                QT_TRANSLATE_NOOP("Errors", "continue in a new session"),
+                session.new_session(),
+                affects=affects,
+                context=session,
             )
         elif action is BannerAction.RESTART_RUNTIME:
             self.runner.run(
-                "restart the agent runtime", session.recover(by_user=True), affects=affects, context=session
+                QT_TRANSLATE_NOOP("Errors", "restart the agent runtime"),
+                session.recover(by_user=True),
+                affects=affects,
+                context=session,
             )
 
     def review_changes(
@@ -338,7 +573,7 @@ class Workbench:
         if session is None:
             return
         self.runner.run(
-            "show the changes",
+            QT_TRANSLATE_NOOP("Errors", "show the changes"),
             session.patch_preview(),
             affects=affects,
             on_done=lambda preview: on_preview(session, preview),
@@ -351,7 +586,9 @@ class Workbench:
             logger.warning("a decision for session %s, which is not open", session_id)
             return
         self.runner.run(
-            "send your decision", session.approve(approval_id, decision, scope, reason), context=session
+            QT_TRANSLATE_NOOP("Errors", "send your decision"),
+            session.approve(approval_id, decision, scope, reason),
+            context=session,
         )
 
     def answer_elicitation(
@@ -363,26 +600,37 @@ class Workbench:
             logger.warning("an answer for session %s, which is not open", session_id)
             return
         self.runner.run(
-            "send your answer to the MCP server",
+            QT_TRANSLATE_NOOP("Errors", "send your answer to the MCP server"),
             session.answer_elicitation(elicitation_id, action, content),
             context=session,
         )
 
     def refresh_mcp_servers(self, session: ConversationSession) -> None:
         """Ask ``session``'s runtime for its MCP servers again (Settings' list)."""
-        self.runner.run("list the MCP servers", session.refresh_mcp_servers(), context=session)
+        self.runner.run(
+            QT_TRANSLATE_NOOP("Errors", "list the MCP servers"),
+            session.refresh_mcp_servers(),
+            context=session,
+        )
 
     def settings_changed(self) -> None:
         """Settings were saved: each open conversation whose runtime still calls the previous gateway
         says so; the new settings apply from its next task or resume (the runtime is restarted then)."""
         for session in self.sessions:
-            self.runner.run("check the gateway settings", self._tell_if_old(session), context=session)
+            self.runner.run(
+                QT_TRANSLATE_NOOP("Errors", "check the gateway settings"),
+                self._tell_if_old(session),
+                context=session,
+            )
 
     async def _tell_if_old(self, session: ConversationSession) -> None:
         if await session.on_old_settings():
             session.state.add_notice(
-                "This conversation still uses the previous gateway settings; the new ones apply from its"
-                " next task or when it resumes.",
+                translate(
+                    "Conversation",
+                    "This conversation still uses the previous gateway settings; the new ones apply from its"
+                    " next task or when it resumes.",
+                ),
                 Tone.WARNING,
             )
 
@@ -419,8 +667,22 @@ async def _refuse(error: ConversationError) -> None:
     raise error
 
 
+def _shown_messages(session: ConversationSession) -> list[dict[str, Any]]:
+    """The prompts and replies the window shows, as history messages (an export of a conversation
+    whose newest turns are not stored yet)."""
+    messages: list[dict[str, Any]] = []
+    for item in session.state.items:
+        if isinstance(item, UserMessage):
+            messages.append({"role": "user", "content": item.text, "sessionId": session.session_id})
+        elif isinstance(item, AssistantMessage) and item.text.strip():
+            messages.append({"role": "assistant", "content": item.text, "sessionId": session.session_id})
+    return messages
+
+
 def _title(state: ConversationState) -> str:
     for item in state.items:
         if isinstance(item, UserMessage):
             return title_of([{"role": "user", "content": item.text}])
-    return "Interrupted conversation" if state.banner is not None else "New conversation"
+    if state.banner is not None:
+        return translate("Conversation", "Interrupted conversation")
+    return translate("Conversation", "New conversation")

@@ -106,7 +106,8 @@ class TerminalApprover:
         return await self._lines.next_line()
 
 
-_MCP_DETAILS = frozenset({"diff", "mcpServer", "mcpTool", "arguments", "toolName"})
+# toolCallId only ties a request to its call: an identifier, not a fact the user decides on.
+_MCP_DETAILS = frozenset({"diff", "mcpServer", "mcpTool", "arguments", "toolName", "toolCallId"})
 _MAX_ARGUMENT_LINES = 40
 
 
@@ -139,7 +140,7 @@ def _describe(request: dict[str, Any]) -> str:
         lines.append(f"   tool: {details.get('mcpTool')}")
         lines.append("   arguments:")
         lines.extend(f"     {line}" for line in _arguments(details.get("arguments")))
-    apart = _MCP_DETAILS if details.get("mcpServer") else frozenset({"diff"})
+    apart = _MCP_DETAILS if details.get("mcpServer") else frozenset({"diff", "toolCallId"})
     for key, value in details.items():
         if key in apart or value in (None, "", [], {}):
             continue

@@ -1,4 +1,5 @@
-"""The backend a session talks to: the configured one, or the embedded local one (DESIGN.md).
+"""The backend a session talks to: the configured one, or the embedded local one
+(docs/architecture/index.md, "The embedded default").
 
 Configured: ``COWORK_BACKEND_URL`` and ``COWORK_BACKEND_TOKEN`` (tenant and user are the token's
 ``tid`` and ``sub`` claims; the server verifies the token, we only read it), ``COWORK_POLICY_KEYS``
@@ -42,6 +43,7 @@ from contracts.local_backend import (
     read_state,
     try_lock,
 )
+from desktop.i18n import translate
 from desktop.launch.child import creation_flags, module_command
 from desktop.launch.errors import LaunchError
 
@@ -217,7 +219,9 @@ async def _check_reachable(access: BackendAccess) -> BackendAccess:
             await reachable(access.url)
     except (OSError, TimeoutError, ValueError) as exc:
         raise LaunchError(
-            f"The backend at {access.url} cannot be reached ({exc or type(exc).__name__})"
+            translate("Startup", "The backend at {url} cannot be reached ({problem})").format(
+                url=access.url, problem=exc or type(exc).__name__
+            )
         ) from exc
     return access
 
@@ -319,8 +323,11 @@ async def _start_lock(directory: Path, deadline: float) -> AsyncIterator[None]:
                 return
         if loop.time() > deadline:
             raise LaunchError(
-                f"Another Cowork client has been starting the local backend for {START_TIMEOUT_S:g} s"
-                f" (lock: {directory / LOCK_FILE})"
+                translate(
+                    "Startup",
+                    "Another Cowork client has been starting the local backend for {seconds} s"
+                    " (lock: {lock})",
+                ).format(seconds=f"{START_TIMEOUT_S:g}", lock=directory / LOCK_FILE)
             )
         await asyncio.sleep(_LOCK_POLL_S)
 
@@ -369,7 +376,11 @@ class _Embedded:
             except (TimeoutError, ValueError, KeyError, TypeError, OSError) as exc:
                 lines = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
                 detail = lines[-1] if lines else type(exc).__name__
-                raise LaunchError(f"The local backend did not start: {detail} (log: {log_path})") from exc
+                raise LaunchError(
+                    translate("Startup", "The local backend did not start: {problem} (log: {log})").format(
+                        problem=detail, log=log_path
+                    )
+                ) from exc
         except BaseException:
             _end(process)
             raise

@@ -4,7 +4,7 @@ From source a helper is ``python -P -m MODULE``. The installed app has no Python
 ``-m`` to: its console program runs the helper instead (``cowork-cli --cowork-child MODULE ARGS…``,
 ``installer/entry.py``), and only the modules listed here, so the app never becomes a general Python
 launcher. The modules are named as strings: the desktop never imports the backend or the runtime
-(DESIGN.md boundaries); the frozen entry program does, and takes this list from here.
+(docs/architecture/index.md "Boundaries"); the frozen entry program does, and takes this list from here.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from typing import Any
 
 from platformdirs import user_config_dir
 
+from desktop.i18n import translate
 from desktop.launch.child import creation_flags, module_command
 from desktop.launch.errors import LaunchError
 
@@ -163,9 +164,9 @@ async def demo_gateway() -> AsyncIterator[GatewaySettings]:
             async with asyncio.timeout(30):
                 line = (await process.stdout.readline()).decode()
         except TimeoutError as exc:
-            raise LaunchError("The offline demo model did not start") from exc
+            raise LaunchError(translate("Startup", "The offline demo model did not start")) from exc
         if not line.strip():
-            raise LaunchError("The offline demo model did not start")
+            raise LaunchError(translate("Startup", "The offline demo model did not start"))
         yield GatewaySettings(endpoint=line.split()[-1], api="anthropic", model=DEMO_MODEL, demo=True)
     finally:
         if process.returncode is None:

@@ -10,12 +10,12 @@ custom scheme that would start another program, ``javascript:`` — is shown, ne
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit
 
-__all__ = ["host_of", "sign_in_problem"]
+from contracts.addresses import is_loopback_host
+from desktop.i18n import translate
 
-_LOOPBACK_NAMES = frozenset({"localhost"})
+__all__ = ["host_of", "sign_in_problem"]
 
 
 def host_of(url: str) -> str:
@@ -30,33 +30,36 @@ def sign_in_problem(url: str) -> str:
     """Why ``url`` is not opened in the browser; ``""`` when it may be."""
     text = url.strip()
     if not text:
-        return "The server gave no address to sign in at."
+        return translate("McpServers", "The server gave no address to sign in at.")
     if any(ord(char) < 0x21 or ord(char) == 0x7F for char in text):
-        return "The sign-in address holds spaces or control characters, so Cowork did not open it."
+        return translate(
+            "McpServers", "The sign-in address holds spaces or control characters, so Cowork did not open it."
+        )
     try:
         parts = urlsplit(text)
         port = parts.port  # reading it checks it
     except ValueError:
-        return "The sign-in address is not a valid web address, so Cowork did not open it."
+        return translate(
+            "McpServers", "The sign-in address is not a valid web address, so Cowork did not open it."
+        )
     host = (parts.hostname or "").lower()
     if not host or port == 0:
-        return "The sign-in address names no server, so Cowork did not open it."
+        return translate("McpServers", "The sign-in address names no server, so Cowork did not open it.")
     if parts.username is not None or parts.password is not None:
-        return "The sign-in address holds a user name or password, so Cowork did not open it."
+        return translate(
+            "McpServers", "The sign-in address holds a user name or password, so Cowork did not open it."
+        )
     scheme = parts.scheme.lower()
     if scheme == "https":
         return ""
-    if scheme == "http" and _loopback(host):
+    if scheme == "http" and is_loopback_host(host):
         return ""
     if scheme == "http":
-        return "The sign-in address is plain http:// to another computer, so Cowork did not open it."
-    return f"The sign-in address is not an https:// web page ({scheme}:), so Cowork did not open it."
-
-
-def _loopback(host: str) -> bool:
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+        return translate(
+            "McpServers",
+            "The sign-in address is plain http:// to another computer, so Cowork did not open it.",
+        )
+    return translate(
+        "McpServers",
+        "The sign-in address is not an https:// web page ({scheme}:), so Cowork did not open it.",
+    ).format(scheme=scheme)

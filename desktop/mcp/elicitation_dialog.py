@@ -52,6 +52,7 @@ from PySide6.QtWidgets import (
 
 from desktop.approval.present import reveal_hidden
 from desktop.approval.request_dialog import ARM_DELAY_MS, RequestDialog, plain_label
+from desktop.i18n import translate
 from desktop.mcp.elicitations import ElicitationQueue, PendingElicitation
 from desktop.mcp.form import ElicitationForm, FieldKind, FormField
 
@@ -60,7 +61,6 @@ __all__ = ["ElicitationDialog"]
 _INT_LIMIT = 2_000_000_000
 """A spin box of whole numbers holds 32-bit values; a schema without bounds gets these."""
 _NUMBER_LIMIT = 1e15
-_NOT_SET = "Not set"
 _CHOICE_ROWS = 6
 _MESSAGE_LINES = 6
 
@@ -86,7 +86,7 @@ class ElicitationDialog(RequestDialog[PendingElicitation]):
         self._problems: dict[str, QLabel] = {}
         self._touched: set[str] = set()
 
-        self.setWindowTitle("An MCP server asks for information — Cowork")
+        self.setWindowTitle(translate("Elicitation", "An MCP server asks for information — Cowork"))
         self.setMinimumSize(460, 380)
         self.resize(560, 520)
         self._build()
@@ -114,18 +114,18 @@ class ElicitationDialog(RequestDialog[PendingElicitation]):
         header.addWidget(self.countdown_label, 0, Qt.AlignmentFlag.AlignTop)
 
         self.context_label = plain_label()
-        self.context_label.setAccessibleName("Who asks")
+        self.context_label.setAccessibleName(translate("Elicitation", "Who asks"))
         # Plain text in its own frame: as tall as the message up to a few lines, then it scrolls
         # rather than pushing the form off a small screen.
         self.message_view = QTextBrowser()
         self.message_view.setObjectName("elicitationMessage")
-        self.message_view.setAccessibleName("The server's message")
+        self.message_view.setAccessibleName(translate("Elicitation", "The server's message"))
         self.message_view.setOpenLinks(False)
         self.message_view.setTabChangesFocus(True)
         self.message_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.message_view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.caution_label = plain_label()
-        self.caution_label.setAccessibleName("Caution")
+        self.caution_label.setAccessibleName(translate("Elicitation", "Caution"))
         self.caution_label.setObjectName("elicitationCaution")
 
         self._form_body = QWidget()
@@ -136,18 +136,20 @@ class ElicitationDialog(RequestDialog[PendingElicitation]):
         self.form_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.form_scroll.setWidget(self._form_body)
         self.form_scroll.setMinimumHeight(140)
-        self.form_scroll.setAccessibleName("Form")
+        self.form_scroll.setAccessibleName(translate("Elicitation", "Form"))
 
         self.refusal_label = plain_label()
         self.refusal_label.setObjectName("elicitationRefusal")
         self.refusal_label.setStyleSheet("QLabel#elicitationRefusal { color: #c62828; }")
-        self.refusal_label.setAccessibleName("Why the server refused the answer")
+        self.refusal_label.setAccessibleName(translate("Elicitation", "Why the server refused the answer"))
         self.status_label = plain_label()
-        self.status_label.setAccessibleName("What is missing")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Dismiss the request without answering it (Esc)")
-        self.decline_button = QPushButton("&Decline")
-        self.accept_button = QPushButton("&Accept")
+        self.status_label.setAccessibleName(translate("Elicitation", "What is missing"))
+        self.cancel_button = QPushButton(translate("Elicitation", "Cancel"))
+        self.cancel_button.setToolTip(
+            translate("Elicitation", "Dismiss the request without answering it (Esc)")
+        )
+        self.decline_button = QPushButton(translate("Elicitation", "&Decline"))
+        self.accept_button = QPushButton(translate("Elicitation", "&Accept"))
         for button in (self.cancel_button, self.decline_button, self.accept_button):
             button.setAutoDefault(False)
             button.setDefault(False)
@@ -194,27 +196,40 @@ class ElicitationDialog(RequestDialog[PendingElicitation]):
     def _show_request(self, pending: PendingElicitation) -> None:
         server = reveal_hidden(pending.server_name)
         tool = reveal_hidden(pending.tool_name)
-        self.server_label.setText(f"MCP server “{server}” asks for information")
+        self.server_label.setText(
+            translate("Elicitation", "MCP server “{server}” asks for information").format(server=server)
+        )
         conversation = self._session_label(pending.session_id) if self._session_label else ""
-        context = f"While running its tool {tool}." if tool else "While one of its tools runs."
+        context = (
+            translate("Elicitation", "While running its tool {tool}.").format(tool=tool)
+            if tool
+            else translate("Elicitation", "While one of its tools runs.")
+        )
         if conversation:
-            context += f" Conversation: {conversation}."
+            context += translate("Elicitation", " Conversation: {name}.").format(name=conversation)
         self.context_label.setText(context)
         message = reveal_hidden(pending.message.strip())
-        self.message_view.setPlainText(message or "(The server gave no message.)")
+        self.message_view.setPlainText(message or translate("Elicitation", "(The server gave no message.)"))
         self.message_view.verticalScrollBar().setValue(0)
         self._fit_message()
         self.caution_label.setText(
-            f"What you enter goes to {server}. Never enter passwords, keys or other secrets in this form."
+            translate(
+                "Elicitation",
+                "What you enter goes to {server}. Never enter passwords, keys or other secrets in this form.",
+            ).format(server=server)
         )
-        self.setWindowTitle(f"{server} asks for information — Cowork")
+        self.setWindowTitle(
+            translate("Elicitation", "{server} asks for information — Cowork").format(server=server)
+        )
         form = ElicitationForm(pending.schema)
         for name, value in (pending.entered or {}).items():
             if name in form.values:
                 form.set(name, value)
         self.refusal_label.setText(
-            f"{server} did not accept the answer: {reveal_hidden(pending.refusal).rstrip('.')}. Correct it"
-            " and accept again, or decline."
+            translate(
+                "Elicitation",
+                "{server} did not accept the answer: {refusal}. Correct it and accept again, or decline.",
+            ).format(server=server, refusal=reveal_hidden(pending.refusal).rstrip("."))
             if pending.refusal
             else ""
         )
@@ -229,7 +244,9 @@ class ElicitationDialog(RequestDialog[PendingElicitation]):
         while self._form_layout.rowCount():
             self._form_layout.removeRow(0)
         if not form.fields and not form.schema_problem:
-            note = plain_label("Nothing to fill in: Accept answers yes, Decline answers no.")
+            note = plain_label(
+                translate("Elicitation", "Nothing to fill in: Accept answers yes, Decline answers no.")
+            )
             self._form_layout.addRow(note)
         for spec in form.fields:
             self._add_row(spec)
@@ -247,14 +264,20 @@ class ElicitationDialog(RequestDialog[PendingElicitation]):
         editor = self._editor(spec)
         editor.setAccessibleName(reveal_hidden(spec.label))
         editor.setAccessibleDescription(
-            " ".join(part for part in (description, "Required." if spec.required else "") if part)
+            " ".join(
+                part
+                for part in (description, translate("Elicitation", "Required.") if spec.required else "")
+                if part
+            )
         )
         if description:
             editor.setToolTip(description)
         problem = plain_label()
         problem.setObjectName("fieldProblem")
         problem.setStyleSheet("QLabel#fieldProblem { color: #c62828; }")
-        problem.setAccessibleName(f"Problem with {reveal_hidden(spec.label)}")
+        problem.setAccessibleName(
+            translate("Elicitation", "Problem with {field}").format(field=reveal_hidden(spec.label))
+        )
         problem.hide()
         self._problems[spec.name] = problem
         column = QWidget()
@@ -306,17 +329,21 @@ class ElicitationDialog(RequestDialog[PendingElicitation]):
         if spec.kind is FieldKind.CHOICE:
             combo = QComboBox()
             if not spec.required:
-                combo.addItem("(none)", None)
+                combo.addItem(translate("Elicitation", "(none)"), None)
             for option in spec.options:
                 combo.addItem(reveal_hidden(option.label), option.value)
             index = combo.findData(value) if value is not None else (-1 if spec.required else 0)
-            combo.setPlaceholderText("Choose one…")
+            combo.setPlaceholderText(translate("Elicitation", "Choose one…"))
             combo.setCurrentIndex(index)
             combo.currentIndexChanged.connect(lambda _i: self._entered(name, combo.currentData()))
             return combo
         if spec.kind is FieldKind.MULTI_CHOICE:
             return self._choices(spec, list(value or []))
-        note = plain_label(f"Cannot be entered here: {spec.unsupported_reason}.")
+        note = plain_label(
+            translate("Elicitation", "Cannot be entered here: {reason}.").format(
+                reason=spec.unsupported_reason
+            )
+        )
         note.setAccessibleName(reveal_hidden(spec.label))
         return note
 
@@ -368,19 +395,29 @@ class ElicitationDialog(RequestDialog[PendingElicitation]):
         if problems:
             first = next(iter(problems.values()))
             more = len(problems) - 1
-            self.status_label.setText(f"To accept: {first}" + (f" (and {more} more)" if more else ""))
+            self.status_label.setText(
+                translate("Elicitation", "To accept: {problem} (and {count} more)").format(
+                    problem=first, count=more
+                )
+                if more
+                else translate("Elicitation", "To accept: {problem}").format(problem=first)
+            )
         else:
             self.status_label.setText("")
         self.status_label.setVisible(bool(problems))
         self.accept_button.setEnabled(self._armed and not problems)
         self.accept_button.setToolTip(
-            f"Send what you entered to {reveal_hidden(self._shown.server_name)}"
+            translate("Elicitation", "Send what you entered to {server}").format(
+                server=reveal_hidden(self._shown.server_name)
+            )
             if self._shown is not None and not problems
-            else "Fill in the form first"
+            else translate("Elicitation", "Fill in the form first")
         )
         if self._shown is not None:
             server = reveal_hidden(self._shown.server_name)
-            self.decline_button.setToolTip(f"Tell {server} you will not provide this")
+            self.decline_button.setToolTip(
+                translate("Elicitation", "Tell {server} you will not provide this").format(server=server)
+            )
 
     # ------------------------------------------------------------------ arming
 
@@ -424,7 +461,7 @@ class _IntegerBox(QSpinBox):
         low, high = max(low, -_INT_LIMIT), min(high, _INT_LIMIT)
         self._unset = low - 1
         self.setRange(self._unset, max(high, low))
-        self.setSpecialValueText(_NOT_SET)
+        self.setSpecialValueText(translate("Elicitation", "Not set"))
         self.setAccelerated(True)
         self.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
@@ -445,7 +482,7 @@ class _NumberBox(QDoubleSpinBox):
         high = float(spec.maximum) if spec.maximum is not None else _NUMBER_LIMIT
         self._unset = low - 1.0
         self.setRange(self._unset, max(high, low))
-        self.setSpecialValueText(_NOT_SET)
+        self.setSpecialValueText(translate("Elicitation", "Not set"))
         self.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
         self.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)

@@ -28,6 +28,8 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
+
 __all__ = [
     "ElicitationForm",
     "FieldKind",
@@ -61,11 +63,14 @@ FORMAT_HINTS = {
 }
 """What an empty text field shows for each string ``format``."""
 
-_FORMAT_WORDS = {
-    "email": "an email address (name@example.com)",
-    "uri": "an absolute address such as https://example.com/",
-    "date": "a date written YYYY-MM-DD",
-    "date-time": "a date and time written YYYY-MM-DDThh:mm:ss with a time zone (Z or +01:00)",
+_FORMAT_WORDS = {  # translated where used
+    "email": QT_TRANSLATE_NOOP("McpForm", "{field} must be an email address (name@example.com)."),
+    "uri": QT_TRANSLATE_NOOP("McpForm", "{field} must be an absolute address such as https://example.com/."),
+    "date": QT_TRANSLATE_NOOP("McpForm", "{field} must be a date written YYYY-MM-DD."),
+    "date-time": QT_TRANSLATE_NOOP(
+        "McpForm",
+        "{field} must be a date and time written YYYY-MM-DDThh:mm:ss with a time zone (Z or +01:00).",
+    ),
 }
 
 
@@ -129,7 +134,7 @@ def form_fields(schema: Mapping[str, Any] | None) -> list[FormField]:
 
 def _field(name: str, spec: Any, required: bool) -> FormField:
     if not isinstance(spec, Mapping):
-        return _unsupported(name, required, "its schema is not an object")
+        return _unsupported(name, required, translate("McpForm", "its schema is not an object"))
     title = spec.get("title")
     label = " ".join(title.split()) if isinstance(title, str) and title.strip() else name
     description = spec.get("description")
@@ -144,7 +149,7 @@ def _field(name: str, spec: Any, required: bool) -> FormField:
         options = _single_options(spec)
         if options is not None:
             if not options:
-                return _unsupported(name, required, "it offers no choices", label)
+                return _unsupported(name, required, translate("McpForm", "it offers no choices"), label)
             values = {option.value for option in options}
             default = spec.get("default")
             return FormField(
@@ -189,7 +194,9 @@ def _field(name: str, spec: Any, required: bool) -> FormField:
         items = spec.get("items")
         options = _multi_options(items) if isinstance(items, Mapping) else None
         if not options:
-            return _unsupported(name, required, "it is a list of something other than choices", label)
+            return _unsupported(
+                name, required, translate("McpForm", "it is a list of something other than choices"), label
+            )
         values = {option.value for option in options}
         chosen = spec.get("default")
         default = (
@@ -206,7 +213,12 @@ def _field(name: str, spec: Any, required: bool) -> FormField:
             **common,
         )
     shown = kind if isinstance(kind, str) else "unknown"
-    return _unsupported(name, required, f"values of type {shown} cannot be entered in a form", label)
+    return _unsupported(
+        name,
+        required,
+        translate("McpForm", "values of type {kind} cannot be entered in a form").format(kind=shown),
+        label,
+    )
 
 
 def _unsupported(name: str, required: bool, reason: str, label: str | None = None) -> FormField:
@@ -331,9 +343,9 @@ class ElicitationForm:
         """Why the schema cannot be shown as a form at all; ``""`` when it can."""
         schema = self.schema
         if not isinstance(schema, Mapping) or not isinstance(schema.get("properties", {}), Mapping):
-            return "The server's request does not describe a form Cowork can show."
+            return translate("McpForm", "The server's request does not describe a form Cowork can show.")
         if schema.get("type", "object") != "object":
-            return "The server's request does not describe a form Cowork can show."
+            return translate("McpForm", "The server's request does not describe a form Cowork can show.")
         return ""
 
     def field_named(self, name: str) -> FormField:
@@ -395,7 +407,9 @@ class ElicitationForm:
         label = spec.label
         if spec.kind is FieldKind.UNSUPPORTED:
             if spec.required:
-                return f"{label} cannot be answered here: {spec.unsupported_reason}."
+                return translate("McpForm", "{field} cannot be answered here: {reason}.").format(
+                    field=label, reason=spec.unsupported_reason
+                )
             return ""
         value = self.values.get(spec.name)
         if spec.kind is FieldKind.TEXT:
@@ -403,12 +417,16 @@ class ElicitationForm:
         if spec.kind in (FieldKind.NUMBER, FieldKind.INTEGER):
             return _number_problem(spec, value)
         if spec.kind is FieldKind.BOOLEAN:
-            return "" if isinstance(value, bool) else f"{label} must be on or off."
+            return (
+                ""
+                if isinstance(value, bool)
+                else translate("McpForm", "{field} must be on or off.").format(field=label)
+            )
         if spec.kind is FieldKind.CHOICE:
             if value is None or value == "":
-                return f"Choose {label}." if spec.required else ""
+                return translate("McpForm", "Choose {field}.").format(field=label) if spec.required else ""
             if value not in {o.value for o in spec.options}:
-                return f"{label} must be one of the choices offered."
+                return translate("McpForm", "{field} must be one of the choices offered.").format(field=label)
             return ""
         return _choices_problem(spec, list(value or []))
 
@@ -427,28 +445,40 @@ def _text_problem(spec: FormField, text: str) -> str:
     label = spec.label
     checked = text.strip() if spec.format is not None else text
     if not checked.strip():
-        return f"{label} is required." if spec.required else ""
+        return _required(spec)
     if spec.min_length is not None and len(checked) < spec.min_length:
-        return f"{label} needs at least {spec.min_length} character{_s(spec.min_length)}."
+        return (
+            translate("McpForm", "{field} needs at least 1 character.")
+            if spec.min_length == 1
+            else translate("McpForm", "{field} needs at least {count} characters.")
+        ).format(field=label, count=spec.min_length)
     if spec.max_length is not None and len(checked) > spec.max_length:
-        return f"{label} takes at most {spec.max_length} character{_s(spec.max_length)}."
+        return (
+            translate("McpForm", "{field} takes at most 1 character.")
+            if spec.max_length == 1
+            else translate("McpForm", "{field} takes at most {count} characters.")
+        ).format(field=label, count=spec.max_length)
     if spec.format is not None and not _format_ok(spec.format, checked):
-        return f"{label} must be {_FORMAT_WORDS[spec.format]}."
+        return translate("McpForm", _FORMAT_WORDS[spec.format]).format(field=label)
     return ""
 
 
 def _number_problem(spec: FormField, value: Any) -> str:
     label = spec.label
     if value is None:
-        return f"{label} is required." if spec.required else ""
+        return _required(spec)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return f"{label} must be a number."
+        return translate("McpForm", "{field} must be a number.").format(field=label)
     if spec.kind is FieldKind.INTEGER and not float(value).is_integer():
-        return f"{label} must be a whole number."
+        return translate("McpForm", "{field} must be a whole number.").format(field=label)
     if spec.minimum is not None and value < spec.minimum:
-        return f"{label} must be at least {_number_text(spec.minimum)}."
+        return translate("McpForm", "{field} must be at least {number}.").format(
+            field=label, number=_number_text(spec.minimum)
+        )
     if spec.maximum is not None and value > spec.maximum:
-        return f"{label} must be at most {_number_text(spec.maximum)}."
+        return translate("McpForm", "{field} must be at most {number}.").format(
+            field=label, number=_number_text(spec.maximum)
+        )
     return ""
 
 
@@ -456,14 +486,18 @@ def _choices_problem(spec: FormField, chosen: Sequence[Any]) -> str:
     label = spec.label
     offered = {o.value for o in spec.options}
     if any(value not in offered for value in chosen):
-        return f"{label} may only hold the choices offered."
+        return translate("McpForm", "{field} may only hold the choices offered.").format(field=label)
     count = len(set(chosen))
     if count == 0 and spec.required and not spec.min_items:
-        return f"Choose at least one {label}."
+        return translate("McpForm", "Choose at least one {field}.").format(field=label)
     if spec.min_items is not None and count < spec.min_items and (count > 0 or spec.required):
-        return f"Choose at least {spec.min_items} for {label}."
+        return translate("McpForm", "Choose at least {count} for {field}.").format(
+            count=spec.min_items, field=label
+        )
     if spec.max_items is not None and count > spec.max_items:
-        return f"Choose at most {spec.max_items} for {label}."
+        return translate("McpForm", "Choose at most {count} for {field}.").format(
+            count=spec.max_items, field=label
+        )
     return ""
 
 
@@ -471,5 +505,5 @@ def _number_text(value: float) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _s(count: int) -> str:
-    return "" if count == 1 else "s"
+def _required(spec: FormField) -> str:
+    return translate("McpForm", "{field} is required.").format(field=spec.label) if spec.required else ""

@@ -11,6 +11,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from desktop.i18n import translate
+
 __all__ = [
     "PROGRESS_CHARS",
     "available_again_text",
@@ -46,34 +48,45 @@ def progress_text(payload: Mapping[str, Any]) -> str:
         if total in (1.0, 100.0):
             amount = f"{min(100.0, progress / total * 100):.0f}%"
         else:
-            amount = f"{progress:g} of {total:g}"
+            amount = translate("McpServers", "{done} of {total}").format(
+                done=f"{progress:g}", total=f"{total:g}"
+            )
     elif progress is not None and not message:
-        amount = f"{progress:g} done"
+        amount = translate("McpServers", "{done} done").format(done=f"{progress:g}")
     text = " · ".join(part for part in (amount, message) if part)
     return text if len(text) <= PROGRESS_CHARS else text[: PROGRESS_CHARS - 1] + "…"
 
 
 def unavailable_text(name: str, last_error: str) -> str:
     why = _line(last_error, 300).rstrip(".")
-    reason = f": {why}" if why else ""
-    return (
-        f"The MCP server {name} is unavailable{reason}. Its tools answer with an error for now; Cowork"
-        " tries it again on a later call."
-    )
+    if why:
+        return translate(
+            "McpServers",
+            "The MCP server {name} is unavailable: {reason}. Its tools answer with an error for now; Cowork"
+            " tries it again on a later call.",
+        ).format(name=name, reason=why)
+    return translate(
+        "McpServers",
+        "The MCP server {name} is unavailable. Its tools answer with an error for now; Cowork tries it again"
+        " on a later call.",
+    ).format(name=name)
 
 
 def available_again_text(name: str) -> str:
-    return f"The MCP server {name} is available again."
+    return translate("McpServers", "The MCP server {name} is available again.").format(name=name)
 
 
 def config_warning_text(payload: Mapping[str, Any]) -> str:
-    message = _line(payload.get("message"), 400).rstrip(".") or "a server configuration was not used"
-    where = _line(payload.get("path"), 300)
-    origin = (
-        f" (in {where})"
-        if where
-        else " (in your organisation's policy)"
-        if payload.get("source") == "policy"
-        else ""
+    message = _line(payload.get("message"), 400).rstrip(".") or translate(
+        "McpServers", "a server configuration was not used"
     )
-    return f"MCP configuration not used{origin}: {message}."
+    where = _line(payload.get("path"), 300)
+    if where:
+        return translate("McpServers", "MCP configuration not used (in {file}): {problem}.").format(
+            file=where, problem=message
+        )
+    if payload.get("source") == "policy":
+        return translate(
+            "McpServers", "MCP configuration not used (in your organisation's policy): {problem}."
+        ).format(problem=message)
+    return translate("McpServers", "MCP configuration not used: {problem}.").format(problem=message)

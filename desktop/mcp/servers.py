@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contracts.mcp import McpServerStatus
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
 
 __all__ = [
     "EMPTY_TEXT",
@@ -22,23 +23,27 @@ __all__ = [
     "describe_state",
 ]
 
-EMPTY_TEXT = (
+EMPTY_TEXT = QT_TRANSLATE_NOOP(
+    "McpServers",
     "No MCP servers in this conversation. Servers come from your organisation's policy and from the"
-    " project's .cowork/mcp.json file; a conversation connects to them when it starts."
+    " project's .cowork/mcp.json file; a conversation connects to them when it starts.",
 )
 
 _STATE_WORDS = {
-    McpServerStatus.CONNECTING.value: "Connecting…",
-    McpServerStatus.CONNECTED.value: "Connected",
-    McpServerStatus.UNAVAILABLE.value: "Unavailable",
-    McpServerStatus.CLOSED.value: "Closed",
-    McpServerStatus.AUTHORIZING.value: "Waiting for you to sign in",
+    McpServerStatus.CONNECTING.value: QT_TRANSLATE_NOOP("McpServers", "Connecting…"),
+    McpServerStatus.CONNECTED.value: QT_TRANSLATE_NOOP("McpServers", "Connected"),
+    McpServerStatus.UNAVAILABLE.value: QT_TRANSLATE_NOOP("McpServers", "Unavailable"),
+    McpServerStatus.CLOSED.value: QT_TRANSLATE_NOOP("McpServers", "Closed"),
+    McpServerStatus.AUTHORIZING.value: QT_TRANSLATE_NOOP("McpServers", "Waiting for you to sign in"),
 }
 
 
 def describe_state(state: str) -> str:
     """A server's state in words (``connected`` → ``Connected``); unknown states as they came."""
-    return _STATE_WORDS.get(state, state or "Unknown")
+    known = _STATE_WORDS.get(state)
+    if known is not None:
+        return translate("McpServers", known)
+    return state or translate("McpServers", "Unknown")
 
 
 @dataclass(frozen=True)
@@ -60,9 +65,11 @@ class ServerRow:
 
     @property
     def source_text(self) -> str:
-        return {"policy": "Organisation policy", "workspace": "Project (.cowork/mcp.json)"}.get(
-            self.source, self.source
-        )
+        if self.source == "policy":
+            return translate("McpServers", "Organisation policy")
+        if self.source == "workspace":
+            return translate("McpServers", "Project (.cowork/mcp.json)")
+        return self.source
 
     @property
     def unavailable(self) -> bool:

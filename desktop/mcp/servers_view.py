@@ -23,14 +23,22 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.approval.present import reveal_hidden
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
 from desktop.mcp.servers import EMPTY_TEXT, McpServersSource, ServerRow
 
 __all__ = ["COLUMNS", "NO_CONVERSATION_TEXT", "McpServersPage"]
 
-COLUMNS = ("Server", "State", "Tools", "Address", "Last error")
-NO_CONVERSATION_TEXT = (
+COLUMNS = (
+    QT_TRANSLATE_NOOP("McpServers", "Server"),
+    QT_TRANSLATE_NOOP("McpServers", "State"),
+    QT_TRANSLATE_NOOP("McpServers", "Tools"),
+    QT_TRANSLATE_NOOP("McpServers", "Address"),
+    QT_TRANSLATE_NOOP("McpServers", "Last error"),
+)
+NO_CONVERSATION_TEXT = QT_TRANSLATE_NOOP(
+    "McpServers",
     "Open a conversation to see its MCP servers. Servers come from your organisation's policy and from"
-    " the project's .cowork/mcp.json file."
+    " the project's .cowork/mcp.json file.",
 )
 _UNAVAILABLE_COLOUR = "#c62828"
 
@@ -45,9 +53,9 @@ class McpServersPage(QWidget):
         self.heading.setTextFormat(Qt.TextFormat.PlainText)
         self.heading.setWordWrap(True)
         self.table = QTreeWidget()
-        self.table.setAccessibleName("MCP servers")
+        self.table.setAccessibleName(translate("McpServers", "MCP servers"))
         self.table.setColumnCount(len(COLUMNS))
-        self.table.setHeaderLabels(list(COLUMNS))
+        self.table.setHeaderLabels([translate("McpServers", column) for column in COLUMNS])
         self.table.setRootIsDecorated(False)
         self.table.setUniformRowHeights(True)
         self.table.setAlternatingRowColors(True)
@@ -66,17 +74,19 @@ class McpServersPage(QWidget):
         self.details.setTextFormat(Qt.TextFormat.PlainText)
         self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.details.setAccessibleName("Selected server")
+        self.details.setAccessibleName(translate("McpServers", "Selected server"))
         self.empty_label = QLabel()
         self.empty_label.setTextFormat(Qt.TextFormat.PlainText)
         self.empty_label.setWordWrap(True)
         self.problem_label = QLabel()
         self.problem_label.setTextFormat(Qt.TextFormat.PlainText)
         self.problem_label.setWordWrap(True)
-        self.problem_label.setAccessibleName("Problem listing the servers")
-        self.refresh_button = QPushButton("&Refresh")
-        self.refresh_button.setAccessibleName("Refresh the MCP servers")
-        self.refresh_button.setToolTip("Ask the conversation's agent runtime for its MCP servers again")
+        self.problem_label.setAccessibleName(translate("McpServers", "Problem listing the servers"))
+        self.refresh_button = QPushButton(translate("McpServers", "&Refresh"))
+        self.refresh_button.setAccessibleName(translate("McpServers", "Refresh the MCP servers"))
+        self.refresh_button.setToolTip(
+            translate("McpServers", "Ask the conversation's agent runtime for its MCP servers again")
+        )
         self.refresh_button.clicked.connect(self.refresh)
         self.refresh_button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         row = QHBoxLayout()
@@ -108,8 +118,8 @@ class McpServersPage(QWidget):
     def _redraw(self) -> None:
         source = self._source
         if source is None:
-            self.heading.setText("MCP servers")
-            self.empty_label.setText(NO_CONVERSATION_TEXT)
+            self.heading.setText(translate("McpServers", "MCP servers"))
+            self.empty_label.setText(translate("McpServers", NO_CONVERSATION_TEXT))
             self.empty_label.show()
             self.table.hide()
             self.details.hide()
@@ -117,7 +127,11 @@ class McpServersPage(QWidget):
             self.refresh_button.setEnabled(False)
             return
         servers = source.servers
-        self.heading.setText(f"MCP servers of the conversation “{reveal_hidden(source.conversation)}”")
+        self.heading.setText(
+            translate("McpServers", "MCP servers of the conversation “{name}”").format(
+                name=reveal_hidden(source.conversation)
+            )
+        )
         current = self.table.currentItem()
         selected = current.data(0, Qt.ItemDataRole.UserRole) if current is not None else None
         self.table.clear()
@@ -136,16 +150,24 @@ class McpServersPage(QWidget):
         empty = not servers.rows
         self.table.setVisible(not empty)
         self.empty_label.setText(
-            "Asking the conversation's agent runtime for its MCP servers…"
+            translate("McpServers", "Asking the conversation's agent runtime for its MCP servers…")
             if empty and servers.refreshing
-            else EMPTY_TEXT
+            else translate("McpServers", EMPTY_TEXT)
         )
         self.empty_label.setVisible(empty)
         problem = servers.problem
-        self.problem_label.setText(f"Could not list the servers: {problem}" if problem else "")
+        self.problem_label.setText(
+            translate("McpServers", "Could not list the servers: {problem}").format(problem=problem)
+            if problem
+            else ""
+        )
         self.problem_label.setVisible(bool(servers.problem))
         self.refresh_button.setEnabled(not servers.refreshing)
-        self.refresh_button.setText("Refreshing…" if servers.refreshing else "&Refresh")
+        self.refresh_button.setText(
+            translate("McpServers", "Refreshing…")
+            if servers.refreshing
+            else translate("McpServers", "&Refresh")
+        )
         self._show_details()
 
     def _show_details(self) -> None:
@@ -160,16 +182,18 @@ class McpServersPage(QWidget):
             return
         lines = [f"{server.name}: {server.state_text}"]
         if server.url:
-            lines.append(f"Address: {server.url}")
+            lines.append(translate("McpServers", "Address: {url}").format(url=server.url))
         if server.source_text:
-            lines.append(f"Configured in: {server.source_text}")
+            lines.append(translate("McpServers", "Configured in: {source}").format(source=server.source_text))
         if server.protocol_version:
-            lines.append(f"MCP version: {server.protocol_version}")
-        lines.append(f"Tools registered: {server.tool_count}")
+            lines.append(
+                translate("McpServers", "MCP version: {version}").format(version=server.protocol_version)
+            )
+        lines.append(translate("McpServers", "Tools registered: {count}").format(count=server.tool_count))
         if server.rejected_tools:
             lines.append(_rejected_text(server))
         if server.last_error:
-            lines.append(f"Last error: {server.last_error}")
+            lines.append(translate("McpServers", "Last error: {error}").format(error=server.last_error))
         self.details.setText(reveal_hidden("\n".join(lines)))
         self.details.show()
 
@@ -181,4 +205,8 @@ def _columns(server: ServerRow) -> tuple[str, ...]:
 def _rejected_text(server: ServerRow) -> str:
     shown = "; ".join(f"{tool}: {why}" for tool, why in server.rejected_tools[:10])
     more = len(server.rejected_tools) - 10
-    return f"Not registered: {shown}" + (f" (and {more} more)" if more > 0 else "")
+    if more > 0:
+        return translate("McpServers", "Not registered: {tools} (and {count} more)").format(
+            tools=shown, count=more
+        )
+    return translate("McpServers", "Not registered: {tools}").format(tools=shown)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBox
 from desktop.app.messages import ItemWidget
 from desktop.approval.present import reveal_hidden
 from desktop.conversation.items import SignInNotice
+from desktop.i18n import translate
 from desktop.mcp.authorization import host_of, sign_in_problem
 
 __all__ = ["SignInView", "open_in_browser"]
@@ -56,13 +57,15 @@ class SignInView(ItemWidget):
         self.text.setWordWrap(True)
         self.address = QLineEdit()
         self.address.setReadOnly(True)
-        self.address.setAccessibleName("Sign-in address")
-        self.address.setToolTip("The sign-in page's address: select it, or copy it with Copy address")
+        self.address.setAccessibleName(translate("McpServers", "Sign-in address"))
+        self.address.setToolTip(
+            translate("McpServers", "The sign-in page's address: select it, or copy it with Copy address")
+        )
         self.open_button = QPushButton()
-        self.open_button.setAccessibleName("Open the sign-in page in your browser")
+        self.open_button.setAccessibleName(translate("McpServers", "Open the sign-in page in your browser"))
         self.open_button.clicked.connect(self.open_again)
-        self.copy_button = QPushButton("Copy address")
-        self.copy_button.setAccessibleName("Copy the sign-in address")
+        self.copy_button = QPushButton(translate("McpServers", "Copy address"))
+        self.copy_button.setAccessibleName(translate("McpServers", "Copy the sign-in address"))
         self.copy_button.clicked.connect(self.copy_address)
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
@@ -83,23 +86,41 @@ class SignInView(ItemWidget):
         notice = self.notice
         server = reveal_hidden(notice.server_name)
         host = host_of(notice.url)
-        self.title.setText(f"Sign in to {server}")
-        where = f" on {host}" if host else ""
-        if notice.opened:
-            words = (
-                f"Sign in to {server} in your browser: its sign-in page{where} was opened there. The tool"
-                " call goes on once you have signed in."
+        self.title.setText(translate("McpServers", "Sign in to {server}").format(server=server))
+        if notice.opened and host:
+            words = translate(
+                "McpServers",
+                "Sign in to {server} in your browser: its sign-in page on {host} was opened there. The tool"
+                " call goes on once you have signed in.",
+            ).format(server=server, host=host)
+        elif notice.opened:
+            words = translate(
+                "McpServers",
+                "Sign in to {server} in your browser: its sign-in page was opened there. The tool call goes"
+                " on once you have signed in.",
+            ).format(server=server)
+        elif host:
+            words = translate("McpServers", "{server} needs you to sign in on {host}.").format(
+                server=server, host=host
             )
+            words = f"{words} {notice.problem}".strip()
         else:
-            words = f"{server} needs you to sign in{where}. {notice.problem}".strip()
+            words = translate("McpServers", "{server} needs you to sign in.").format(server=server)
+            words = f"{words} {notice.problem}".strip()
         self.text.setText(words)
         self.address.setText(reveal_hidden(notice.url))
         self.address.setCursorPosition(0)
         allowed = not sign_in_problem(notice.url)
-        self.open_button.setText("Open again" if notice.opened else "Open in browser")
+        self.open_button.setText(
+            translate("McpServers", "Open again")
+            if notice.opened
+            else translate("McpServers", "Open in browser")
+        )
         self.open_button.setEnabled(allowed)
         self.open_button.setToolTip(
-            "Open the sign-in page in your browser" if allowed else sign_in_problem(notice.url)
+            translate("McpServers", "Open the sign-in page in your browser")
+            if allowed
+            else sign_in_problem(notice.url)
         )
 
     def open_again(self) -> None:
@@ -109,7 +130,10 @@ class SignInView(ItemWidget):
         logger.info("sign-in page of %s opened again: %s", notice.server_name, opened)
         notice.opened = opened
         notice.problem = (
-            "" if opened else problem or "Cowork could not open your browser. Open the address yourself."
+            ""
+            if opened
+            else problem
+            or translate("McpServers", "Cowork could not open your browser. Open the address yourself.")
         )
         self.refresh()
 

@@ -9,6 +9,7 @@ arrows choose a file, Enter or Ctrl+O opens it, Tab reaches the diff, Esc closes
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
 from desktop.patch.highlight import DiffView, is_dark, status_colour
-from desktop.patch.model import CannotOpen, PatchEntry, open_target, read_preview
+from desktop.patch.model import CannotOpen, PatchEntry, RevertRequest, open_target, read_preview
+from desktop.patch.revert import RevertControls
 
 __all__ = ["PatchPreviewDialog"]
 
 _ENTRY_ROLE = Qt.ItemDataRole.UserRole
-NOT_TRACKED_NOTE = "Files changed by commands the agent ran are not listed here."
+NOT_TRACKED_NOTE = QT_TRANSLATE_NOOP(
+    "PatchPreview", "Files changed by commands the agent ran are not listed here."
+)
 
 
 class PatchPreviewDialog(QDialog):
@@ -47,12 +52,16 @@ class PatchPreviewDialog(QDialog):
         parent: QWidget | None = None,
         *,
         open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl,
+        revert: Callable[[RevertRequest], None] | None = None,
     ) -> None:
+        """``revert`` sends a confirmed ``RevertChanges`` (None: no Revert buttons); its end is told
+        back with :meth:`revert_finished`."""
         super().__init__(parent)
         self._root = workspace_root
         self._open_url = open_url
+        self._revert = revert
         self._entries: tuple[PatchEntry, ...] = ()
-        self.setWindowTitle("Changes — Cowork")
+        self.setWindowTitle(translate("PatchPreview", "Changes — Cowork"))
         self.setSizeGripEnabled(True)
         self.resize(960, 640)
         self._build()
@@ -70,7 +79,7 @@ class PatchPreviewDialog(QDialog):
         self.file_list.setHeaderLabels(["", "File", "Lines"])
         self.file_list.setRootIsDecorated(False)
         self.file_list.setUniformRowHeights(True)
-        self.file_list.setAccessibleName("Changed files")
+        self.file_list.setAccessibleName(translate("PatchPreview", "Changed files"))
         header = self.file_list.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
@@ -83,7 +92,7 @@ class PatchPreviewDialog(QDialog):
         self.file_label.setTextFormat(Qt.TextFormat.PlainText)
         self.file_label.setWordWrap(True)
         self.diff_view = DiffView()
-        self.diff_view.setAccessibleName("Diff")
+        self.diff_view.setAccessibleName(translate("PatchPreview", "Diff"))
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
@@ -104,16 +113,23 @@ class PatchPreviewDialog(QDialog):
         self.message_label = QLabel()
         self.message_label.setTextFormat(Qt.TextFormat.PlainText)
         self.message_label.setWordWrap(True)
-        self.open_button = QPushButton("&Open in editor")
-        self.open_button.setToolTip("Open the selected file (Enter, Ctrl+O)")
+        self.open_button = QPushButton(translate("PatchPreview", "&Open in editor"))
+        self.open_button.setToolTip(translate("PatchPreview", "Open the selected file (Enter, Ctrl+O)"))
         self.open_button.setAutoDefault(False)
         self.open_button.clicked.connect(self.open_selected)
         QShortcut(QKeySequence.StandardKey.Open, self).activated.connect(self.open_selected)
-        self.close_button = QPushButton("Close")
+        self.close_button = QPushButton(translate("PatchPreview", "Close"))
         self.close_button.setAutoDefault(False)
         self.close_button.clicked.connect(self.close)
+        self.revert_controls = (
+            RevertControls(self._revert, self.message_label.setText, self)
+            if self._revert is not None
+            else None
+        )
         buttons = QHBoxLayout()
         buttons.addWidget(self.message_label, 1)
+        if self.revert_controls is not None:
+            buttons.addWidget(self.revert_controls)
         buttons.addWidget(self.open_button)
         buttons.addWidget(self.close_button)
 
@@ -125,6 +141,16 @@ class PatchPreviewDialog(QDialog):
         QWidget.setTabOrder(self.file_list, self.diff_view)
         QWidget.setTabOrder(self.diff_view, self.open_button)
         QWidget.setTabOrder(self.open_button, self.close_button)
+        if self.revert_controls is not None:
+            chain = [
+                self.diff_view,
+                self.revert_controls.file_button,
+                self.revert_controls.task_button,
+                self.open_button,
+                self.close_button,
+            ]
+            for first, second in pairwise(chain):
+                QWidget.setTabOrder(first, second)
 
     # ------------------------------------------------------------------ contents
 
@@ -146,19 +172,25 @@ class PatchPreviewDialog(QDialog):
             contents = read_preview(preview, self._root)
         except ValueError as exc:
             self._entries = ()
-            self._show_empty(f"The changes cannot be shown: {exc}.")
+            self._show_empty(
+                translate("PatchPreview", "The changes cannot be shown: {problem}.").format(problem=exc)
+            )
             return
         self._entries = contents.entries
-        skipped = (
-            f" {contents.skipped} {'entry' if contents.skipped == 1 else 'entries'} could not be read."
-            if contents.skipped
-            else ""
-        )
+        skipped = ""
+        if contents.skipped == 1:
+            skipped = translate("PatchPreview", " 1 entry could not be read.")
+        elif contents.skipped:
+            skipped = translate("PatchPreview", " {count} entries could not be read.").format(
+                count=contents.skipped
+            )
+        not_tracked = translate("PatchPreview", NOT_TRACKED_NOTE)
         if not self._entries:
-            self._show_empty(f"No files changed in this conversation yet.{skipped}\n{NOT_TRACKED_NOTE}")
+            nothing = translate("PatchPreview", "No files changed in this conversation yet.")
+            self._show_empty(f"{nothing}{skipped}\n{not_tracked}")
             return
         self.summary_label.setText(_summary(self._entries) + skipped)
-        self.summary_label.setToolTip(NOT_TRACKED_NOTE)
+        self.summary_label.setToolTip(not_tracked)
         self.empty_label.hide()
         self.splitter.show()
         self._fill_list()
@@ -170,6 +202,8 @@ class PatchPreviewDialog(QDialog):
         self.splitter.hide()
         self.empty_label.show()
         self.open_button.setEnabled(False)
+        if self.revert_controls is not None:
+            self.revert_controls.show_entry(None, ())
 
     def _fill_list(self) -> None:
         previous = self.current_entry()
@@ -198,6 +232,8 @@ class PatchPreviewDialog(QDialog):
     def _show_current(self) -> None:
         entry = self.current_entry()
         self.message_label.clear()
+        if self.revert_controls is not None:
+            self.revert_controls.show_entry(entry, self._entries)
         if entry is None:
             self.file_label.clear()
             self.diff_view.set_diff("")
@@ -205,17 +241,30 @@ class PatchPreviewDialog(QDialog):
             return
         parts = [entry.display_path, entry.status_word]
         if entry.has_hunks:
-            parts.append(f"+{entry.added} −{entry.removed} lines")
+            parts.append(
+                translate("PatchPreview", "+{added} −{removed} lines").format(
+                    added=entry.added, removed=entry.removed
+                )
+            )
         if entry.status != "deleted":
             parts.append(_size(entry.size_bytes))
         self.file_label.setText(" — ".join(parts))
         self.diff_view.set_diff(entry.diff)
         if not entry.has_hunks and entry.status != "deleted":
-            self.message_label.setText("No line-by-line diff for this file; open it to see it.")
+            self.message_label.setText(
+                translate("PatchPreview", "No line-by-line diff for this file; open it to see it.")
+            )
         self.open_button.setEnabled(entry.status != "deleted")
         self.open_button.setToolTip(
-            "A deleted file cannot be opened" if entry.status == "deleted" else "Open the selected file"
+            translate("PatchPreview", "A deleted file cannot be opened")
+            if entry.status == "deleted"
+            else translate("PatchPreview", "Open the selected file")
         )
+
+    def revert_finished(self, message: str) -> None:
+        """A revert this window asked for ended; ``message`` tells the user how."""
+        if self.revert_controls is not None:
+            self.revert_controls.finished(message)
 
     # ------------------------------------------------------------------ opening
 
@@ -231,7 +280,11 @@ class PatchPreviewDialog(QDialog):
             self.message_label.setText(str(exc))
             return False
         if not self._open_url(QUrl.fromLocalFile(str(target.path))):
-            self.message_label.setText(f"No application on this computer opened {target.path}.")
+            self.message_label.setText(
+                translate("PatchPreview", "No application on this computer opened {path}.").format(
+                    path=target.path
+                )
+            )
             return False
         self.message_label.setText(target.note)
         return True
@@ -241,16 +294,31 @@ def _summary(entries: tuple[PatchEntry, ...]) -> str:
     counts = {
         status: sum(1 for e in entries if e.status == status) for status in ("created", "modified", "deleted")
     }
-    parts = [f"{count} {status}" for status, count in counts.items() if count]
-    files = f"{len(entries)} file{'s' if len(entries) != 1 else ''} changed"
+    words = {
+        "created": translate("PatchPreview", "{count} created"),
+        "modified": translate("PatchPreview", "{count} modified"),
+        "deleted": translate("PatchPreview", "{count} deleted"),
+    }
+    parts = [words[status].format(count=count) for status, count in counts.items() if count]
+    files = (
+        translate("PatchPreview", "1 file changed")
+        if len(entries) == 1
+        else translate("PatchPreview", "{count} files changed").format(count=len(entries))
+    )
     added = sum(e.added for e in entries)
     removed = sum(e.removed for e in entries)
-    return f"{files}: {', '.join(parts)} (+{added:,} −{removed:,} lines)"
+    return translate("PatchPreview", "{files}: {parts} (+{added} −{removed} lines)").format(
+        files=files, parts=", ".join(parts), added=f"{added:,}", removed=f"{removed:,}"
+    )
 
 
 def _size(size: int) -> str:
     if size < 1024:
-        return f"{size} byte{'s' if size != 1 else ''}"
+        return (
+            translate("PatchPreview", "1 byte")
+            if size == 1
+            else translate("PatchPreview", "{count} bytes").format(count=size)
+        )
     value = size / 1024
     for unit in ("KB", "MB"):
         if value < 1024:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
+from desktop.i18n import QT_TRANSLATE_NOOP, translate
+
 __all__ = [
     "DISPLAY_MAX_CHARS",
     "DISPLAY_MAX_LINES",
@@ -23,10 +25,14 @@ __all__ = [
     "OpenTarget",
     "PatchEntry",
     "PreviewContents",
+    "RevertRequest",
+    "changes_from_history",
     "display_diff",
     "line_kind",
     "open_target",
     "read_preview",
+    "reverted_summary",
+    "task_revert",
 ]
 
 LineKind = Literal["header", "hunk", "added", "removed", "context", "note"]
@@ -37,7 +43,11 @@ DISPLAY_MAX_LINES = 10_000
 DISPLAY_MAX_CHARS = 512 * 1024
 
 STATUS_MARKERS = {"created": "A", "modified": "M", "deleted": "D"}
-STATUS_WORDS = {"created": "created", "modified": "modified", "deleted": "deleted"}
+STATUS_WORDS = {
+    "created": QT_TRANSLATE_NOOP("PatchPreview", "created"),
+    "modified": QT_TRANSLATE_NOOP("PatchPreview", "modified"),
+    "deleted": QT_TRANSLATE_NOOP("PatchPreview", "deleted"),
+}
 
 # Files the desktop would run, not show, if handed to the system: Windows runs these by extension,
 # macOS opens .command/.tool in Terminal and runs them, Linux desktops launch .desktop entries.
@@ -65,6 +75,17 @@ class PatchEntry:
     """Relative to the workspace folder when inside it, with ``/``; else the path as sent."""
     added: int
     removed: int
+    session_id: str | None = None
+    """The earlier session whose tasks made the change; None: the conversation's current session."""
+    task_ids: tuple[str, ...] = ()
+    """The tasks that changed the file, oldest first."""
+    revertible: bool = False
+    revert_note: str = ""
+    """Why revert is not available, as the runtime says it (empty when it is)."""
+
+    @property
+    def last_task(self) -> str | None:
+        return self.task_ids[-1] if self.task_ids else None
 
     @property
     def marker(self) -> str:
@@ -73,7 +94,10 @@ class PatchEntry:
 
     @property
     def status_word(self) -> str:
-        return STATUS_WORDS.get(self.status, self.status or "changed")
+        word = STATUS_WORDS.get(self.status)
+        if word is not None:
+            return translate("PatchPreview", word)
+        return self.status or translate("PatchPreview", "changed")
 
     @property
     def has_hunks(self) -> bool:
@@ -116,6 +140,7 @@ def _entry(item: Any, root: Path | None) -> PatchEntry | None:
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         size = 0
     added, removed = _counts(diff)
+    session_id, tasks, note = item.get("sessionId"), item.get("taskIds"), item.get("revertNote")
     return PatchEntry(
         path=path,
         status=status,
@@ -124,7 +149,123 @@ def _entry(item: Any, root: Path | None) -> PatchEntry | None:
         display_path=_display_path(path, root),
         added=added,
         removed=removed,
+        session_id=session_id if isinstance(session_id, str) and session_id else None,
+        task_ids=tuple(t for t in tasks if isinstance(t, str)) if isinstance(tasks, list) else (),
+        revertible=item.get("revertible") is True,
+        revert_note=note if isinstance(note, str) else "",
     )
+
+
+@dataclass(frozen=True)
+class RevertRequest:
+    """One ``RevertChanges`` call as the preview asks for it: ``paths`` over the whole conversation, or
+    every file of ``task_id`` (``paths`` then empty)."""
+
+    paths: tuple[str, ...]
+    task_id: str | None
+    session_id: str | None
+    """The earlier session whose changes these are (``changeSessionId``); None: the current one."""
+    display_paths: tuple[str, ...]
+    """What the confirmation names."""
+
+    def params(self, session_id: str) -> dict[str, Any]:
+        params: dict[str, Any] = {"sessionId": session_id}
+        if self.paths:
+            params["paths"] = list(self.paths)
+        if self.task_id is not None:
+            params["taskId"] = self.task_id
+        if self.session_id is not None and self.session_id != session_id:
+            params["changeSessionId"] = self.session_id
+        return params
+
+
+def task_revert(entries: tuple[PatchEntry, ...], entry: PatchEntry) -> RevertRequest | None:
+    """Revert of the last task that changed ``entry``: every file of that task (None: no task known)."""
+    task = entry.last_task
+    if task is None:
+        return None
+    files = [e for e in entries if e.session_id == entry.session_id and task in e.task_ids]
+    return RevertRequest(
+        paths=(),
+        task_id=task,
+        session_id=entry.session_id,
+        display_paths=tuple(e.display_path for e in files),
+    )
+
+
+_FILE_TOOLS = {"WriteFile": "modified", "EditFile": "modified", "DeleteFile": "deleted"}
+
+
+def changes_from_history(
+    messages: Any, workspace_root: Path | None, known: set[str], kept_sessions: set[str]
+) -> list[dict[str, Any]]:
+    """Preview entries for the files a past conversation's tasks wrote, edited or deleted (its
+    ``session_history`` messages) in sessions other than ``kept_sessions`` (whose changes the runtime
+    has listed), and not among ``known`` paths: what is left to show when this computer no longer
+    keeps their earlier content (another computer, or removed after a month). They carry no diff
+    and cannot be reverted."""
+    calls: dict[str, tuple[str, str, str | None, str | None]] = {}
+    succeeded: set[str] = set()
+    for message in messages if isinstance(messages, list) else ():
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "tool" and message.get("toolStatus") == "succeeded":
+            succeeded.add(str(message.get("toolCallId")))
+        if message.get("sessionId") in kept_sessions:
+            continue
+        for call in message.get("toolCalls") or ():
+            if not isinstance(call, dict) or call.get("toolName") not in _FILE_TOOLS:
+                continue
+            arguments = call.get("arguments")
+            path = arguments.get("path") if isinstance(arguments, dict) else None
+            if isinstance(path, str) and path:
+                calls[str(call.get("toolCallId"))] = (
+                    path,
+                    _FILE_TOOLS[call["toolName"]],
+                    message.get("sessionId"),
+                    message.get("taskId"),
+                )
+    entries: dict[str, dict[str, Any]] = {}
+    note = translate(
+        "PatchPreview", "Its earlier content is not kept on this computer, so it cannot be reverted."
+    )
+    for call_id, (path, status, session_id, task_id) in calls.items():
+        if call_id not in succeeded:
+            continue
+        if not os.path.isabs(path) and workspace_root is not None:
+            path = os.path.normpath(os.path.join(workspace_root, path))
+        if path in known:
+            continue
+        label = _display_path(path, workspace_root)
+        entry = entries.setdefault(
+            path,
+            {
+                "path": path,
+                "status": status,
+                "sizeBytes": 0,
+                "taskIds": [],
+                "revertible": False,
+                "revertNote": note,
+                **({"sessionId": session_id} if isinstance(session_id, str) else {}),
+            },
+        )
+        entry["status"] = status  # the last change tells what is there now
+        entry["diff"] = f"Files a/{label} and b/{label} differ ({note})\n"
+        if isinstance(task_id, str) and task_id not in entry["taskIds"]:
+            entry["taskIds"].append(task_id)
+    return [entries[path] for path in sorted(entries)]
+
+
+def reverted_summary(result: Any, workspace_root: Path | None) -> tuple[str, ...]:
+    """The display paths a ``RevertChanges`` result names, each with what happened to it."""
+    files = result.get("files") if isinstance(result, dict) else None
+    shown = []
+    for item in files if isinstance(files, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("path"), str):
+            path = _display_path(item["path"], workspace_root)
+            removed = item.get("action") == "removed"
+            shown.append(translate("PatchPreview", "{path} (removed)").format(path=path) if removed else path)
+    return tuple(shown)
 
 
 def _display_path(path: str, root: Path | None) -> str:
@@ -185,7 +326,9 @@ def display_diff(diff: str) -> tuple[str, str]:
     hidden = len(lines) - len(shown)
     if hidden <= 0:
         return text, ""
-    return text, f"… {hidden:,} more lines not shown here: open the file in the editor to see it all."
+    return text, translate(
+        "PatchPreview", "… {count} more lines not shown here: open the file in the editor to see it all."
+    ).format(count=f"{hidden:,}")
 
 
 @dataclass(frozen=True)
@@ -209,16 +352,26 @@ def open_target(entry: PatchEntry, workspace_root: Path | None, *, windows: bool
     ``CannotOpen`` for a deleted file, a relative path without a workspace, or a file that is gone."""
     windows = sys.platform == "win32" if windows is None else windows
     if entry.status == "deleted":
-        raise CannotOpen(f"{entry.display_path} was deleted: there is no file to open.")
+        raise CannotOpen(
+            translate("PatchPreview", "{path} was deleted: there is no file to open.").format(
+                path=entry.display_path
+            )
+        )
     path = Path(entry.path)
     if not path.is_absolute():
         if workspace_root is None:
-            raise CannotOpen(f"{entry.display_path} has no folder to be found in.")
+            raise CannotOpen(
+                translate("PatchPreview", "{path} has no folder to be found in.").format(
+                    path=entry.display_path
+                )
+            )
         path = workspace_root / path
     try:
         info = path.stat()
     except OSError:
-        raise CannotOpen(f"{entry.display_path} no longer exists.") from None
+        raise CannotOpen(
+            translate("PatchPreview", "{path} no longer exists.").format(path=entry.display_path)
+        ) from None
     suffix = path.suffix.lower()
     runnable = (
         stat.S_ISDIR(info.st_mode)
@@ -230,6 +383,8 @@ def open_target(entry: PatchEntry, workspace_root: Path | None, *, windows: bool
         return OpenTarget(
             path.parent,
             reveal=True,
-            note=f"Opened the folder of {path.name}: the system would run this file, not show it.",
+            note=translate(
+                "PatchPreview", "Opened the folder of {name}: the system would run this file, not show it."
+            ).format(name=path.name),
         )
     return OpenTarget(path, reveal=False, note="")

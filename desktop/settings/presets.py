@@ -1,4 +1,5 @@
-"""Starting points for the LLM gateway settings: the services DESIGN.md names, and the offline demo model.
+"""Starting points for the LLM gateway settings: the services docs/architecture/index.md names, and the
+offline demo model.
 
 Endpoints are given the way the runtime takes them (``LLM_GATEWAY_ENDPOINT``: it appends
 ``/v1/messages`` or ``/chat/completions`` as needed) and ``api`` is its dialect (``LLM_GATEWAY_API``:
@@ -10,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from desktop.i18n import QT_TRANSLATE_NOOP
 from desktop.launch.gateway import DEMO_MODEL
 
-__all__ = ["CUSTOM", "DEMO", "PRESETS", "Preset", "preset_named"]
+__all__ = ["CUSTOM", "DEMO", "PRESETS", "Preset", "accepts_images", "preset_named"]
 
 CUSTOM = "custom"
 """The preset id of settings that follow none of the presets."""
@@ -27,6 +29,9 @@ class Preset:
     model: str
     token: Literal["required", "optional", "none"]
     description: str
+    images: bool = True
+    """Whether the preset's model reads images; the desktop refuses images for it when it does not
+    (another model typed in is tried, and the gateway's refusal shown)."""
 
 
 ANTHROPIC = Preset(
@@ -36,7 +41,10 @@ ANTHROPIC = Preset(
     api="anthropic",
     model="claude-sonnet-4-5",
     token="required",
-    description="Claude models through Anthropic's API. Needs an API key from console.anthropic.com.",
+    description=QT_TRANSLATE_NOOP(
+        "Presets",
+        "Claude models through Anthropic's API. Needs an API key from console.anthropic.com.",
+    ),
 )
 OPENAI = Preset(
     id="openai",
@@ -45,7 +53,10 @@ OPENAI = Preset(
     api="openai",
     model="gpt-4.1",
     token="required",
-    description="GPT models through OpenAI's API. Needs an API key from platform.openai.com.",
+    description=QT_TRANSLATE_NOOP(
+        "Presets",
+        "GPT models through OpenAI's API. Needs an API key from platform.openai.com.",
+    ),
 )
 OLLAMA = Preset(
     id="ollama",
@@ -54,8 +65,12 @@ OLLAMA = Preset(
     api="openai",
     model="llama3.1",
     token="none",
-    description="Models running on this computer with Ollama: no key, nothing leaves the machine. "
-    "Choose a model that supports tool calls and that you have pulled.",
+    description=QT_TRANSLATE_NOOP(
+        "Presets",
+        "Models running on this computer with Ollama: no key, nothing leaves the machine. "
+        "Choose a model that supports tool calls and that you have pulled.",
+    ),
+    images=False,  # llama3.1 reads text only
 )
 LITELLM = Preset(
     id="litellm",
@@ -64,22 +79,35 @@ LITELLM = Preset(
     api="openai",
     model="gpt-4o",
     token="optional",
-    description="Your LiteLLM proxy, in front of any provider. Use a model name the proxy serves and "
-    "its key, if it asks for one.",
+    description=QT_TRANSLATE_NOOP(
+        "Presets",
+        "Your LiteLLM proxy, in front of any provider. Use a model name the proxy serves and "
+        "its key, if it asks for one.",
+    ),
 )
 DEMO = Preset(
     id="demo",
-    name="Offline demo model (not a real LLM)",
+    name=QT_TRANSLATE_NOOP("Presets", "Offline demo model (not a real LLM)"),
     endpoint="",
     api="anthropic",
     model=DEMO_MODEL,
     token="none",
-    description="Scripted replies, to try Cowork without an account or a network: it is NOT a real "
-    "LLM. It reads a file whose path you type, makes a small edit to a demo file of its own "
-    "(cowork-demo.md) and runs a harmless echo command. Cowork starts it itself.",
+    description=QT_TRANSLATE_NOOP(
+        "Presets",
+        "Scripted replies, to try Cowork without an account or a network: it is NOT a real "
+        "LLM. It reads a file whose path you type, makes a small edit to a demo file of its own "
+        "(cowork-demo.md) and runs a harmless echo command. Cowork starts it itself.",
+    ),
 )
 
 PRESETS: tuple[Preset, ...] = (ANTHROPIC, OPENAI, OLLAMA, LITELLM, DEMO)
+
+
+def accepts_images(preset_id: str, model: str) -> bool:
+    """Whether ``model`` reads images, as far as the presets know: False only for a preset's own model
+    known to read text only; any other model is tried, and the gateway answers for it."""
+    preset = preset_named(preset_id)
+    return preset is None or preset.images or model != preset.model
 
 
 def preset_named(preset_id: str) -> Preset | None:

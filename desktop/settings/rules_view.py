@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from contracts.permissions import PermissionRule
 from desktop.approval.present import reveal_hidden
+from desktop.i18n import translate
 from desktop.settings.rules import ProjectRules
 from desktop.settings.store import SettingsError
 
@@ -31,20 +32,23 @@ class PermissionRulesBox(QGroupBox):
     once (the next task of that project no longer sends it)."""
 
     def __init__(self, rules: ProjectRules, parent: QWidget | None = None) -> None:
-        super().__init__("Always allowed in projects", parent)
+        super().__init__(translate("Settings", "Always allowed in projects"), parent)
         self._rules = rules
         self.intro = QLabel(
-            'Saved with "Always allow in this project" on an approval. A rule only answers what your '
-            "approval mode would ask; what the policy itself asks about is always asked."
+            translate(
+                "Settings",
+                'Saved with "Always allow in this project" on an approval. A rule only answers what your '
+                "approval mode would ask; what the policy itself asks about is always asked.",
+            )
         )
         self.intro.setWordWrap(True)
         self.list = QListWidget()
-        self.list.setAccessibleName("Saved permission rules")
-        self.empty_label = QLabel("No saved rules.")
+        self.list.setAccessibleName(translate("Settings", "Saved permission rules"))
+        self.empty_label = QLabel(translate("Settings", "No saved rules."))
         self.problem_label = QLabel()
         self.problem_label.setWordWrap(True)
         self.problem_label.hide()
-        self.remove_button = QPushButton("&Remove")
+        self.remove_button = QPushButton(translate("Settings", "&Remove"))
         self.remove_button.clicked.connect(self.remove_selected)
         self.list.currentItemChanged.connect(lambda *_: self._update_button())
         row = QHBoxLayout()

@@ -6,7 +6,8 @@
      "gateway": {"preset": "anthropic", "endpoint": "https://api.anthropic.com", "api": "anthropic",
                  "model": "claude-sonnet-4-5"},
      "backend": {"url": ""},
-     "tasks": {"approvalMode": "on_risky_actions", "maxSteps": 40}}
+     "tasks": {"approvalMode": "on_risky_actions", "maxSteps": 40},
+     "ui": {"language": "de"}}
 
 Secrets never go to the file. The gateway's token lives in the OS keychain through keyring, service
 ``Cowork LLM gateway`` with the endpoint as the account (what ``resolve_gateway`` looks up), so a token
@@ -21,7 +22,6 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from contracts.atomic import write_atomically
+from desktop.conversation.pricing import PriceTable, PricingError
+from desktop.i18n import LANGUAGES, SYSTEM_LANGUAGE
 from desktop.launch.gateway import DEMO_MODEL, KEYRING_SERVICE, settings_path
 from desktop.settings.presets import CUSTOM, DEMO, PRESETS
 
@@ -37,6 +40,8 @@ __all__ = [
     "BACKEND_KEYRING_SERVICE",
     "DEFAULT_MAX_STEPS",
     "MAX_STEPS_LIMIT",
+    "SEND_KEYS",
+    "THEMES",
     "AppSettings",
     "KeychainError",
     "SettingsError",
@@ -52,6 +57,11 @@ BACKEND_KEYRING_SERVICE = "Cowork backend"
 APPROVAL_MODES = ("on_risky_actions", "always", "never")
 """contracts ``ApprovalMode`` values; the runtime's default first."""
 DIALECTS = ("anthropic", "openai")
+THEMES = ("system", "light", "dark")
+"""The appearance Settings offers (``ui.theme``): the operating system's, or always light or dark."""
+SEND_KEYS = ("enter", "ctrl_enter")
+"""What sends a message (``ui.sendKey``): Enter (Shift+Enter for a new line), or Ctrl+Enter (⌘↩ on
+macOS; Enter for a new line). The first is the default."""
 DEFAULT_MAX_STEPS = 40
 """The runtime's default (contracts ``TaskOptions.maxSteps``), used when none is set."""
 MAX_STEPS_LIMIT = 1000
@@ -256,6 +266,110 @@ class SettingsStore:
             _put_secret(BACKEND_KEYRING_SERVICE, settings.backend_url, backend_token, field="backend_token")
         self._write(settings)
 
+    def language(self) -> str:
+        """The language chosen in Settings (``desktop.i18n.LANGUAGES``); ``system`` when none is, or
+        the file cannot be read — the app must start whatever the file holds."""
+        try:
+            data = self._read() or {}
+        except SettingsError:
+            return SYSTEM_LANGUAGE
+        ui = data.get("ui")
+        chosen = ui.get("language") if isinstance(ui, dict) else None
+        return chosen if isinstance(chosen, str) and chosen in LANGUAGES else SYSTEM_LANGUAGE
+
+    def save_language(self, language: str) -> None:
+        """Keep ``language`` (``ui.language`` in the file) for the next start. ``SettingsError`` for a
+        language Cowork has no catalogue for, or a file that cannot be read."""
+        if language not in LANGUAGES:
+            offered = ", ".join(LANGUAGES)
+            raise SettingsError({"language": f"Choose one of the languages offered ({offered})."})
+        existing = self._read() or {}
+        ui = {**_section(existing, "ui", strict=False), "language": language}
+        data = {**existing, "version": SETTINGS_VERSION, "ui": ui}
+        _write_atomically(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+    def theme(self) -> str:
+        """The appearance chosen in Settings (:data:`THEMES`); ``system`` when none is, or the file
+        cannot be read — the app must start whatever the file holds."""
+        try:
+            data = self._read() or {}
+        except SettingsError:
+            return "system"
+        ui = data.get("ui")
+        chosen = ui.get("theme") if isinstance(ui, dict) else None
+        return chosen if isinstance(chosen, str) and chosen in THEMES else "system"
+
+    def save_theme(self, theme: str) -> None:
+        """Keep ``theme`` (``ui.theme`` in the file) for the next start. ``SettingsError`` for a theme
+        that is not one of :data:`THEMES`, or a file that cannot be read."""
+        if theme not in THEMES:
+            raise SettingsError({"theme": f"Choose one of the themes offered ({', '.join(THEMES)})."})
+        existing = self._read() or {}
+        ui = {**_section(existing, "ui", strict=False), "theme": theme}
+        data = {**existing, "version": SETTINGS_VERSION, "ui": ui}
+        _write_atomically(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+    def send_key(self) -> str:
+        """What sends a message (:data:`SEND_KEYS`); ``enter`` when nothing is chosen, or the file
+        cannot be read."""
+        try:
+            data = self._read() or {}
+        except SettingsError:
+            return SEND_KEYS[0]
+        ui = data.get("ui")
+        chosen = ui.get("sendKey") if isinstance(ui, dict) else None
+        return chosen if isinstance(chosen, str) and chosen in SEND_KEYS else SEND_KEYS[0]
+
+    def save_send_key(self, key: str) -> None:
+        """Keep ``key`` (``ui.sendKey`` in the file). ``SettingsError`` for a key that is not one of
+        :data:`SEND_KEYS`, or a file that cannot be read."""
+        if key not in SEND_KEYS:
+            offered = ", ".join(SEND_KEYS)
+            raise SettingsError({"send_key": f"Choose one of the send keys offered ({offered})."})
+        existing = self._read() or {}
+        ui = {**_section(existing, "ui", strict=False), "sendKey": key}
+        data = {**existing, "version": SETTINGS_VERSION, "ui": ui}
+        _write_atomically(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+    def notifications(self) -> bool:
+        """Whether Cowork notifies through the operating system while its window is not active
+        (``ui.notifications``); on when nothing is chosen, or the file cannot be read."""
+        try:
+            data = self._read() or {}
+        except SettingsError:
+            return True
+        ui = data.get("ui")
+        chosen = ui.get("notifications") if isinstance(ui, dict) else None
+        return chosen if isinstance(chosen, bool) else True
+
+    def save_notifications(self, enabled: bool) -> None:
+        """Keep the choice (``ui.notifications``). ``SettingsError`` for a file that cannot be read."""
+        existing = self._read() or {}
+        ui = {**_section(existing, "ui", strict=False), "notifications": bool(enabled)}
+        data = {**existing, "version": SETTINGS_VERSION, "ui": ui}
+        _write_atomically(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+    def prices(self) -> PriceTable:
+        """The price table for cost estimates (``prices`` in the file): the defaults when none is saved,
+        or the file cannot be read — an estimate must never stop the app."""
+        try:
+            data = self._read() or {}
+        except SettingsError:
+            return PriceTable()
+        if "prices" not in data:
+            return PriceTable()
+        try:
+            return PriceTable.from_wire(data["prices"])
+        except PricingError as exc:
+            logger.warning("the price table in %s is not usable (%s); using the defaults", self.path, exc)
+            return PriceTable()
+
+    def save_prices(self, prices: PriceTable) -> None:
+        """Keep ``prices`` (the whole table: a model removed from it has an unknown price)."""
+        existing = self._read() or {}
+        data = {**existing, "version": SETTINGS_VERSION, "prices": prices.to_wire()}
+        _write_atomically(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
     # ------------------------------------------------------------------ the file
 
     def _read(self) -> dict[str, Any] | None:
@@ -343,21 +457,10 @@ def _max_steps(value: Any) -> int | None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write to a temporary file beside ``path``, flush it to disk, then rename it over ``path``: a
-    crash leaves the old settings or the new ones, never half of either. Owner-only permissions."""
+    """Replace the settings file: a crash leaves the old settings or the new ones, never half of
+    either. Owner-only permissions (the file may name a gateway and an account)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_atomically(path, text.encode("utf-8"), mode=0o600)
 
 
 # ---------------------------------------------------------------------- the keychain

@@ -34,6 +34,7 @@ from PySide6.QtCore import QIODeviceBase, QObject, QProcess, QProcessEnvironment
 
 from contracts.ipc.client_core import ConnectionClosed, RpcCallError
 from contracts.methods import SESSION_EVENT
+from desktop.i18n import translate
 from desktop.ipc import QtJsonRpcClient, RuntimeServer
 from desktop.launch.errors import LaunchError
 from desktop.launch.gateway import gateway_of
@@ -151,15 +152,17 @@ class RuntimeProcess(QObject):
             with contextlib.suppress(BaseException):
                 await accepting
             _, why = self._exited.result()
-            raise LaunchError(f"The agent runtime did not start ({why}). {self._last_line()}".strip())
+            started = translate("Startup", "The agent runtime did not start ({reason}).").format(reason=why)
+            raise LaunchError(f"{started} {self._last_line()}".strip())
         try:
             client = accepting.result()
         except (TimeoutError, ConnectionClosed) as exc:
             self._stopping = True
             self._kill_if_running()
-            raise LaunchError(
-                f"The agent runtime did not connect within {timeout:g} s. {self._last_line()}".strip()
-            ) from exc
+            late = translate("Startup", "The agent runtime did not connect within {seconds} s.").format(
+                seconds=f"{timeout:g}"
+            )
+            raise LaunchError(f"{late} {self._last_line()}".strip()) from exc
         self._client = client
         client.notification.connect(self._on_notification)
         client.disconnected.connect(self._on_disconnected)

@@ -1,5 +1,6 @@
-"""What every runtime of the window talks to: the backend and the LLM gateway (DESIGN.md "The embedded
-default"). Started once for the app's life and stopped when it ends.
+"""What every runtime of the window talks to: the backend and the LLM gateway
+(docs/architecture/index.md, "The embedded default"). Started once for the app's life and stopped
+when it ends.
 
 * **Backend:** ``COWORK_BACKEND_URL`` + ``COWORK_BACKEND_TOKEN`` from the environment, else the URL
   saved in Settings with its token from the keychain, else the embedded local backend
@@ -21,6 +22,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop.i18n import translate
 from desktop.launch.backend import BackendAccess, backend_for_session
 from desktop.launch.errors import LaunchError
 from desktop.launch.gateway import GatewaySettings, demo_gateway, resolve_gateway
@@ -61,8 +63,11 @@ class Services:
         if not env.get("COWORK_BACKEND_URL", "").strip() and backend_url:
             if not backend_token:
                 raise LaunchError(
-                    f"The backend {backend_url} is set in Settings but no token is saved for it: add the"
-                    " token in Settings, or clear the backend URL to use the local backend."
+                    translate(
+                        "Startup",
+                        "The backend {url} is set in Settings but no token is saved for it: add the token in"
+                        " Settings, or clear the backend URL to use the local backend.",
+                    ).format(url=backend_url)
                 )
             env["COWORK_BACKEND_URL"], env["COWORK_BACKEND_TOKEN"] = backend_url, backend_token
         async with contextlib.AsyncExitStack() as stack:

@@ -26,6 +26,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from contracts.release import PROTOCOL_VERSION, Channel, Platform, ReleaseManifest, RuntimeRelease
+from desktop.i18n import translate
 from desktop.updater.errors import ManifestRejected
 from desktop.updater.manifest import Choice, Offer
 
@@ -56,21 +57,25 @@ class Incompatibility:
     def refusal(self) -> str:
         """What the backend refused, in one sentence without a full stop."""
         if self.desktop_incompatible:
-            return (
-                f"The backend does not support this version of Cowork ({self.desktop_version}; it accepts"
-                f" {self.desktop_supported})"
-            )
-        return (
-            f"The backend does not support agent runtime {self.runtime_version}; it accepts runtime versions"
-            f" {self.supported}"
-        )
+            return translate(
+                "Updates",
+                "The backend does not support this version of Cowork ({version}; it accepts {supported})",
+            ).format(version=self.desktop_version, supported=self.desktop_supported)
+        return translate(
+            "Updates",
+            "The backend does not support agent runtime {version}; it accepts runtime versions {supported}",
+        ).format(version=self.runtime_version, supported=self.supported)
 
     @property
     def message(self) -> str:
         """The refusal and what to do about it."""
         if self.desktop_incompatible:
-            return f"{self.refusal}. Install a newer Cowork to start sessions."
-        return f"{self.refusal}. Download a compatible runtime, and the session starts again with it."
+            return translate("Updates", "{refusal}. Install a newer Cowork to start sessions.").format(
+                refusal=self.refusal
+            )
+        return translate(
+            "Updates", "{refusal}. Download a compatible runtime, and the session starts again with it."
+        ).format(refusal=self.refusal)
 
 
 def incompatibility_from(details: Mapping[str, Any]) -> Incompatibility | None:

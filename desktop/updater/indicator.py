@@ -13,6 +13,7 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from desktop.i18n import translate
 from desktop.updater.outcome import UpdateProgress, UpdateResult, UpdateStage, UpdateStatus
 
 if TYPE_CHECKING:  # the installer's imports are not needed to draw a note
@@ -45,29 +46,37 @@ class UpdateNote:
     """None: stays until the next round; else hidden after this long."""
 
 
-_STAGE_TEXT = {
-    UpdateStage.INSTALLING: "Installing runtime {version}…",
-    UpdateStage.HEALTH_CHECK: "Checking that runtime {version} starts…",
-    UpdateStage.ACTIVATING: "Activating runtime {version}…",
-}
+def _stage_text(stage: UpdateStage) -> str:
+    """Asked each time: the text follows the language installed."""
+    return {
+        UpdateStage.INSTALLING: translate("Updates", "Installing runtime {version}…"),
+        UpdateStage.HEALTH_CHECK: translate("Updates", "Checking that runtime {version} starts…"),
+        UpdateStage.ACTIVATING: translate("Updates", "Activating runtime {version}…"),
+    }[stage]
 
 
 def progress_note(progress: UpdateProgress, *, asked: bool) -> UpdateNote | None:
     """The note while a round runs; None for a routine check that has found nothing yet."""
     if progress.stage is UpdateStage.CHECKING:
-        return UpdateNote("Checking for runtime updates…", kind=NoteKind.WORKING) if asked else None
-    version = progress.version or "update"
+        checking = translate("Updates", "Checking for runtime updates…")
+        return UpdateNote(checking, kind=NoteKind.WORKING) if asked else None
+    version = progress.version or translate("Updates", "update")
     if progress.stage is UpdateStage.DOWNLOADING:
         if progress.total <= 0:
-            return UpdateNote(f"Downloading runtime {version}…", kind=NoteKind.WORKING)
+            text = translate("Updates", "Downloading runtime {version}…").format(version=version)
+            return UpdateNote(text, kind=NoteKind.WORKING)
         percent = min(100, progress.done * 100 // progress.total)
         return UpdateNote(
-            f"Downloading runtime {version} — {percent} %",
-            detail=f"{_size(progress.done)} of {_size(progress.total)}, in the background",
+            translate("Updates", "Downloading runtime {version} — {percent} %").format(
+                version=version, percent=percent
+            ),
+            detail=translate("Updates", "{done} of {total}, in the background").format(
+                done=_size(progress.done), total=_size(progress.total)
+            ),
             kind=NoteKind.WORKING,
             percent=percent,
         )
-    return UpdateNote(_STAGE_TEXT[progress.stage].format(version=version), kind=NoteKind.WORKING)
+    return UpdateNote(_stage_text(progress.stage).format(version=version), kind=NoteKind.WORKING)
 
 
 def result_note(result: UpdateResult, *, asked: bool) -> UpdateNote | None:
@@ -75,14 +84,19 @@ def result_note(result: UpdateResult, *, asked: bool) -> UpdateNote | None:
     status = result.status
     if status is UpdateStatus.INSTALLED:
         return UpdateNote(
-            f"Runtime {result.version} installed; new conversations use it",
-            detail=f"{_sentence(result.message)} Conversations already open keep their runtime until"
-            " they are closed.",
+            translate("Updates", "Runtime {version} installed; new conversations use it").format(
+                version=result.version
+            ),
+            detail=translate(
+                "Updates", "{message} Conversations already open keep their runtime until they are closed."
+            ).format(message=_sentence(result.message)),
             kind=NoteKind.DONE,
         )
     if status is UpdateStatus.ROLLED_BACK:
         return UpdateNote(
-            f"Runtime {result.version} was withdrawn by its publisher; new conversations use another",
+            translate(
+                "Updates", "Runtime {version} was withdrawn by its publisher; new conversations use another"
+            ).format(version=result.version),
             detail=_sentence(result.message),
             kind=NoteKind.PROBLEM,
         )
@@ -90,26 +104,41 @@ def result_note(result: UpdateResult, *, asked: bool) -> UpdateNote | None:
         if not asked:
             return None
         text = (
-            "The agent runtime is up to date"
+            translate("Updates", "The agent runtime is up to date")
             if status is UpdateStatus.UP_TO_DATE
-            else "No runtime update for this installation yet"
+            else translate("Updates", "No runtime update for this installation yet")
         )
         return UpdateNote(text, detail=_sentence(result.message), linger_seconds=ANSWER_SECONDS)
-    lead = "Runtime update refused" if status is UpdateStatus.REJECTED else "Runtime update postponed"
+    lead = (
+        translate("Updates", "Runtime update refused: {message}")
+        if status is UpdateStatus.REJECTED
+        else translate("Updates", "Runtime update postponed: {message}")
+    )
     return UpdateNote(
-        f"{lead}: {result.message}",
-        detail=f"{_sentence(result.message)} Nothing to do: the runtime in use stays, and Cowork checks"
-        " again later.",
+        lead.format(message=result.message),
+        detail=translate(
+            "Updates", "{message} Nothing to do: the runtime in use stays, and Cowork checks again later."
+        ).format(message=_sentence(result.message)),
         kind=NoteKind.PROBLEM,
     )
 
 
 def rollback_note(rollback: Rollback) -> UpdateNote:
     """A crash-looping runtime was taken out of service."""
-    now = f"runtime {rollback.to_version}" if rollback.to_version else "the previous runtime"
+    text = (
+        translate("Updates", "Runtime {failed} kept crashing; new conversations use runtime {now}").format(
+            failed=rollback.from_version, now=rollback.to_version
+        )
+        if rollback.to_version
+        else translate(
+            "Updates", "Runtime {failed} kept crashing; new conversations use the previous runtime"
+        ).format(failed=rollback.from_version)
+    )
     return UpdateNote(
-        f"Runtime {rollback.from_version} kept crashing; new conversations use {now}",
-        detail=f"Runtime {rollback.from_version} {rollback.reason}; it will not be used again.",
+        text,
+        detail=translate("Updates", "Runtime {version} {reason}; it will not be used again.").format(
+            version=rollback.from_version, reason=rollback.reason
+        ),
         kind=NoteKind.PROBLEM,
     )
 

@@ -10,9 +10,9 @@ Usage (the window owns one)::
     updater.start()                        # a round shortly after launch, then every interval
 
 Each round runs ``UpdateService.update`` on a worker thread with its own event loop: hashing,
-unpacking and the health check never touch the GUI thread (DESIGN.md: no blocking call on the Qt
-thread). Signals cross back to the GUI thread queued. A new runtime is used from the next session on;
-running sessions are never interrupted.
+unpacking and the health check never touch the GUI thread (docs/architecture/index.md, "Conventions":
+no blocking call on the Qt thread). Signals cross back to the GUI thread queued. A new runtime is
+used from the next session on; running sessions are never interrupted.
 """
 
 from __future__ import annotations

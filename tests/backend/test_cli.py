@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import sqlite3
@@ -206,7 +207,15 @@ def test_the_purge_command_reports_what_it_removed(
 def test_serve_without_peers_for_a_lone_service_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["serve", "--store", "memory", "--data-dir", str(tmp_path), "--service", "session"])
+    # `serve` configures the process's logging (a root handler on this test's captured stderr, closed
+    # afterwards): keep that to this test, or every later log record fails to print.
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        code = main(["serve", "--store", "memory", "--data-dir", str(tmp_path), "--service", "session"])
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
     assert code == 2
     assert "peers" in capsys.readouterr().err
 

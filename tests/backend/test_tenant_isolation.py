@@ -39,6 +39,7 @@ def _not_found_cases(o: dict[str, Any]) -> list[tuple[str, str, Any]]:
         ("GET", f"/sessions/{sess}/policy-status", None),
         ("GET", f"/workspaces/{ws}", None),
         ("DELETE", f"/workspaces/{ws}", None),
+        ("DELETE", f"/workspaces/{ws}/sessions/{sess}", None),
         ("GET", f"/workspaces/{ws}/artifacts", None),
         ("GET", f"/workspaces/{ws}/artifacts?sessionId={sess}", None),
         ("GET", f"/workspaces/{ws}/artifacts/{art}", None),
@@ -166,6 +167,22 @@ async def test_resolving_someone_elses_project_path_gives_the_callers_own_worksp
         assert mine["workspaceId"] != owned["ws"]
 
 
+@pytest.mark.parametrize("intruder", INTRUDERS, ids=lambda i: f"{i['tenant']}-{i['user']}")
+async def test_deleting_someone_elses_conversation_from_ones_own_workspace_deletes_nothing(
+    api: BackendClient, owned: dict[str, Any], intruder: dict[str, str]
+) -> None:
+    # The intruder's own workspace for the same project, naming alice's session: the session is not
+    # theirs, so it is missing, exactly like a session that never existed.
+    body = {"workspaceScope": "local", "localPaths": [PROJECT]}
+    theirs = (await api.call("POST", "/workspaces", json=body, **intruder)).json()["workspaceId"]
+    response = await api.call("DELETE", f"/workspaces/{theirs}/sessions/{owned['sess']}", **intruder)
+    missing = await api.call("DELETE", f"/workspaces/{theirs}/sessions/sess_{'0' * 32}", **intruder)
+    assert response.status_code == 404, response.text
+    assert _as_missing(owned, "DELETE", "", response.json())[1] == missing.json()
+    artifacts = (await api.call("GET", f"/workspaces/{owned['ws']}/artifacts", **OWNER)).json()["artifacts"]
+    assert len(artifacts) == 2
+
+
 def test_every_route_is_covered_by_these_tests(app: FastAPI) -> None:
     covered = {
         ("GET", "/sessions/{session_id}"),
@@ -175,6 +192,7 @@ def test_every_route_is_covered_by_these_tests(app: FastAPI) -> None:
         ("POST", "/sessions"),
         ("GET", "/workspaces/{workspace_id}"),
         ("DELETE", "/workspaces/{workspace_id}"),
+        ("DELETE", "/workspaces/{workspace_id}/sessions/{session_id}"),
         ("GET", "/workspaces"),
         ("POST", "/workspaces"),
         ("GET", "/workspaces/{workspace_id}/artifacts"),

@@ -126,7 +126,7 @@ async def _sends(root: Path, backend: Any, latency_ms: int, sends: int) -> dict[
                     event.type() == QEvent.Type.Paint
                     and "drawn" not in marks
                     and self.answer.item is current[0]
-                    and TOKEN in self.answer.document.toPlainText()
+                    and TOKEN in self.answer.plain_text()
                 ):
                     marks["drawn"] = time.time()
                 return False
@@ -152,10 +152,9 @@ async def _sends(root: Path, backend: Any, latency_ms: int, sends: int) -> dict[
         state.subscribe(Watch())
 
         def send() -> None:  # what MainWindow.send does with the composer's text
-            text = composer.edit.toPlainText()
-            composer.take_text()
+            message = composer.take_message()
             view.scroll_to_end()
-            sent.append(asyncio.ensure_future(session.send(text)))
+            sent.append(asyncio.ensure_future(session.send(message.text)))
 
         composer.edit.submitted.connect(send)
         await session.ensure_started()

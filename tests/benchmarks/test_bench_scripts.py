@@ -53,6 +53,7 @@ TINY_RUNS = {
     # The real local backend processes (three) and runtime processes, the scripted gateway in its own.
     "bench_observability": ["--hook-steps", "100", "--rounds", "1", "--steps", "4", "--runs", "1"],
     "bench_checkpoint": ["--messages", "40", "--writes", "5", "--events", "200"],
+    "bench_step_journal": ["--messages", "40", "--steps", "5"],
     # The real local backend and runtime processes, with the scripted gateway in this process.
     "bench_session_runtime": ["--steps", "6", "--messages", "40", "--writes", "3", "--runs", "1"],
     "bench_routing": [
@@ -108,7 +109,8 @@ def test_the_benchmark_prints_a_figure_for_every_measure(script: str) -> None:
         capture_output=True,
         text=True,
         timeout=120,
-        check=True,
     )
+    # The script's own error, not just its exit status, when it fails.
+    assert result.returncode == 0, result.stderr[-4000:]
     for label, _, _, _ in importlib.import_module(module).TARGETS.values():
         assert label in result.stdout

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_runtime.scripted_gateway import ScriptedGateway, ScriptedGatewayThread
+from contracts.images import MAX_PROMPT_CHARS
 from contracts.ipc.handshake import SECRET_ENV
 from contracts.ipc.listener import RuntimeListener
 from cowork_release.bundle import inspect_bundle
@@ -20,12 +21,15 @@ from tests.integration.runtime.harness import Backend, Runtime, runtime_environm
 
 pytestmark = pytest.mark.timeout(600)  # the first test of a session may build the bundle
 
-# The prompt is long on purpose: with the tokenizer, each "hello " is one token; without it (a broken
-# freeze silently falls back to an estimate), a third of its bytes. The runtime counts with that
-# estimate until exact counts could matter — three times it reaching the 200k window — so the prompt
-# is long enough for the tokenizer to load.
-WORDS = 40_000
-PROMPT = "Copy the notes, then say hello. " + "hello " * WORDS
+# The conversation is long on purpose: with the tokenizer, each "hello " is one token; without it (a
+# broken freeze silently falls back to an estimate), a third of its bytes. The runtime counts with
+# that estimate until exact counts could matter — three times it reaching the 200k window — so the
+# conversation grows, over three prompts each under MAX_PROMPT_CHARS, until the tokenizer must load.
+WORDS = 16_000
+PROMPTS = 3
+HELLOS = "hello " * WORDS
+PROMPT = "Copy the notes, then say hello. " + HELLOS
+assert len(PROMPT) <= MAX_PROMPT_CHARS
 
 
 def test_the_bundle_lists_every_file_and_holds_the_runtime_data_but_no_qt(bundle: Path) -> None:
@@ -69,6 +73,7 @@ async def test_the_frozen_runtime_connects_authenticates_and_completes_a_task(
         },
         {"toolCalls": [tool_call("RunCommand", "c_run", command="echo hello-from-$((40+2))")]},
         {"text": "Copied, and said hello."},
+        *({"text": "Hello again."} for _ in range(PROMPTS - 1)),
     ]
     env = runtime_environment(backend, "", tmp_path / "runtime-data")
     async with ScriptedGateway(script) as gateway:
@@ -80,6 +85,10 @@ async def test_the_frozen_runtime_connects_authenticates_and_completes_a_task(
             asked = await rt.event("approval_requested", timeout=30)  # RunCommand asks first
             await rt.approve(asked["payload"]["approvalId"])
             end = await rt.task_end("task_1", timeout=60)
+            later = [
+                await rt.run_task("Say hello again. " + HELLOS, task_id=f"task_{n}", timeout=60)
+                for n in range(2, PROMPTS + 1)
+            ]
             gateway.assert_done()
             await rt.shutdown()
             code = await rt.wait_exit(timeout=30)
@@ -88,14 +97,17 @@ async def test_the_frozen_runtime_connects_authenticates_and_completes_a_task(
         requests = [request.body for request in gateway.requests]
 
     assert end["eventType"] == "task_completed", rt.output_text()
+    assert [e["eventType"] for e in later] == ["task_completed"] * (PROMPTS - 1), rt.output_text()
     assert code == 0, rt.output_text()
     assert (workspace / "copy.txt").read_text() == "frozen notes\n"
     assert "frozen notes" in str(tool_results(requests[1])[0])
     assert "hello-from-42" in str(tool_results(requests[2])[0])
     assert rt.id_chain_problems() == []
     assert "Traceback" not in rt.output_text()
-    estimated = rt.find("llm_request_started")[0]["payload"]["estimatedInputTokens"]
-    assert WORDS <= estimated < WORDS * 2, f"{estimated} tokens: is the frozen tokenizer missing?"
+    # the last request carries the whole conversation: counted exactly, it is about one token a word
+    estimated = rt.find("llm_request_started")[-1]["payload"]["estimatedInputTokens"]
+    words = WORDS * PROMPTS
+    assert words <= estimated < words * 2, f"{estimated} tokens: is the frozen tokenizer missing?"
 
 
 async def test_a_frozen_runtime_without_the_secret_is_refused_and_exits(

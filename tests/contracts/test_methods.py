@@ -99,7 +99,7 @@ def test_python_code_uses_snake_case_and_the_wire_sees_camel_case() -> None:
     assert options.to_wire() == {"maxSteps": 5, "allowNetwork": True, "approvalMode": "never"}
 
 
-def test_the_method_table_lists_the_eight_methods_of_the_seed_and_the_two_of_mcp() -> None:
+def test_the_method_table_lists_the_eight_methods_of_the_seed_the_two_of_mcp_and_revert() -> None:
     assert sorted(METHODS) == sorted(
         [
             "CreateSession",
@@ -112,6 +112,7 @@ def test_the_method_table_lists_the_eight_methods_of_the_seed_and_the_two_of_mcp
             "Shutdown",
             "AnswerElicitation",
             "GetMcpServers",
+            "RevertChanges",
         ]
     )
     assert all(spec.name == name for name, spec in METHODS.items())

@@ -38,5 +38,5 @@ def test_the_check_command_exits_non_zero_when_a_schema_is_stale(monkeypatch, tm
 
 def test_schemas_use_the_wire_names() -> None:
     schema = json.loads((SCHEMA_DIR / "StartTaskParams.json").read_text())
-    assert set(schema["properties"]) == {"sessionId", "taskId", "prompt", "taskOptions"}
+    assert set(schema["properties"]) == {"sessionId", "taskId", "prompt", "taskOptions", "images"}
     assert "ToolResult" in models()

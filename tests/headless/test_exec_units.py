@@ -299,9 +299,11 @@ def test_a_terminal_approval_spells_out_escape_sequences_and_shows_the_diff_line
                 "toolName": "WriteFile",
                 "path": "/w/a.txt",
                 "diff": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new \u202e\n",
+                "toolCallId": "call_7",
             },
         }
     )
+    assert "call_7" not in shown  # an identifier that ties the request to its call, not a fact
     assert "\x1b" not in shown
     assert "\r" not in shown
     assert "Run: ls⟨U+001B⟩[2K⟨U+000D⟩rm -rf ~" in shown

@@ -28,19 +28,16 @@ from .sse import SseEvent
 from .streaming import Outcome, ToolCallBuilder, json_object, protocol_error
 
 __all__ = [
-    "ANTHROPIC_VERSION",
     "MAX_CACHE_BREAKPOINTS",
     "AnthropicStream",
     "build_body",
     "envelope",
-    "headers",
     "mark_settled",
     "render_system",
     "render_tools",
     "turn_messages",
 ]
 
-ANTHROPIC_VERSION = "2023-06-01"
 DIALECT = "anthropic"
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -58,23 +55,6 @@ STOP_REASONS = {
     "model_context_window_exceeded": StopReason.MAX_TOKENS,
     "tool_use": StopReason.TOOL_USE,
 }
-
-
-def headers(token: str | None, host: str = "") -> dict[str, str]:
-    """``x-api-key``, and ``Authorization: Bearer`` too for gateways that expect it (LiteLLM and
-    others) — but not for Anthropic's own API, which reads a bearer token as an OAuth token and
-    answers an API key sent that way with 401 "Invalid bearer token"."""
-    result = {"anthropic-version": ANTHROPIC_VERSION}
-    if token:
-        result["x-api-key"] = token
-        if not _is_anthropic(host):
-            result["authorization"] = f"Bearer {token}"
-    return result
-
-
-def _is_anthropic(host: str) -> bool:
-    host = host.lower().rstrip(".")
-    return host == "anthropic.com" or host.endswith(".anthropic.com")
 
 
 def safe_id(tool_call_id: str) -> str:
@@ -187,6 +167,13 @@ def _user_content(turn: UserTurn) -> list[dict[str, Any]]:
         if result.is_error:
             block["is_error"] = True
         blocks.append(block)
+    blocks.extend(
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.media_type.value, "data": image.data},
+        }
+        for image in turn.images
+    )
     blocks.extend({"type": "text", "text": text} for text in turn.texts)
     return blocks
 

@@ -15,6 +15,8 @@ task, so the request is made valid here, once, for both dialects:
 * a user turn's tool results answer the calls of the assistant turn just before it, in call order;
   a call without a result gets an error result saying none was recorded; a result that answers no
   call of that turn becomes user text, so nothing the model should see is lost;
+* a user message's images join its turn, before the turn's texts (an image kept only as an
+  artifact, in a history, is replaced by a note saying so);
 * empty and whitespace-only texts are dropped (Anthropic refuses them); a conversation that starts
   with an assistant turn gets a short user turn before it.
 """
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from contracts.enums import Role, ToolStatus
+from contracts.images import ImageContent
 from contracts.messages import ConversationMessage
 from contracts.tools import ToolCall
 
@@ -44,6 +47,7 @@ __all__ = [
 SYSTEM_NOTE_PREFIX = "[System note] "
 MISSING_RESULT_TEXT = "No result was recorded for this tool call (the step was interrupted)."
 CONTINUES_TEXT = "[Earlier conversation not shown]"
+UNAVAILABLE_IMAGE_TEXT = "[An image the user attached here is no longer available]"
 
 
 @dataclass(slots=True)
@@ -63,6 +67,9 @@ class UserTurn:
     results: list[ToolResultPart] = field(default_factory=list)
     """Tool results, in the order of the calls they answer; always before ``texts`` on the wire."""
     texts: list[str] = field(default_factory=list)
+    images: list[ImageContent] = field(default_factory=list)
+    """Images the user attached, each with its data; on the wire before ``texts`` (models read an
+    image best before the words about it)."""
 
 
 @dataclass(slots=True)
@@ -77,6 +84,7 @@ Turn = UserTurn | AssistantTurn
 @dataclass(slots=True)
 class _RawUser:
     items: list[str | ToolResultPart] = field(default_factory=list)
+    images: list[ImageContent] = field(default_factory=list)
 
 
 def build_turns(messages: Sequence[ConversationMessage]) -> list[Turn]:
@@ -125,6 +133,11 @@ def turn_spans(
         user, first, _ = raw[-1]
         assert isinstance(user, _RawUser)
         raw[-1] = (user, first, index + 1)
+        if not isinstance(item, ToolResultPart) and message.images:
+            sendable = [image for image in message.images if image.data is not None]
+            user.images.extend(sendable)
+            if len(sendable) < len(message.images):
+                item += "\n" + UNAVAILABLE_IMAGE_TEXT
         user.items.append(item)
 
     spans: list[TurnSpan] = []
@@ -163,7 +176,7 @@ def _user_item(message: ConversationMessage) -> str | ToolResultPart | None:
             status=message.tool_status or ToolStatus.SUCCEEDED,
         )
     if not message.content.strip():
-        return None
+        return "" if message.images else None
     if message.role is Role.SYSTEM:
         return SYSTEM_NOTE_PREFIX + message.content
     return message.content
@@ -185,7 +198,7 @@ def _pair(user: _RawUser, calls: list[ToolCall]) -> UserTurn:
         or ToolResultPart(call.tool_call_id, call.tool_name, MISSING_RESULT_TEXT, ToolStatus.FAILED)
         for call in calls
     ]
-    return UserTurn(results=results, texts=texts)
+    return UserTurn(results=results, texts=[text for text in texts if text], images=user.images)
 
 
 def _orphan_text(result: ToolResultPart) -> str:

@@ -32,7 +32,6 @@ __all__ = [
     "OpenAiStream",
     "build_body",
     "envelope",
-    "headers",
     "mark_settled",
     "max_tokens_field",
     "render_system",
@@ -53,10 +52,6 @@ STOP_REASONS = {
 
 # OpenAI's reasoning families (o1, o3, o4-mini…, gpt-5…), after any provider prefix ("openai/o3").
 _REASONING_MODEL = re.compile(r"^(?:o\d+|gpt-5)(?:$|[-.:_])", re.IGNORECASE)
-
-
-def headers(token: str | None, host: str = "") -> dict[str, str]:
-    return {"authorization": f"Bearer {token}"} if token else {}
 
 
 def max_tokens_field(model: str, host: str) -> str:
@@ -167,7 +162,20 @@ def turn_messages(turn: Turn, *, final: bool = False) -> list[dict[str, Any]]:
                 # No is_error flag in this dialect: say it in the text the model reads.
                 content = f"[tool call {result.status.value}]\n{content}"
             messages.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": content})
-        if turn.texts:
+        if turn.images:
+            # Content parts only when there is an image: servers that know no parts (older vLLM chat
+            # templates) still read the plain-string form of every text-only turn.
+            parts: list[dict[str, Any]] = [
+                {
+                    "type": "image_url",
+                    "image_url": {"url": f"data:{image.media_type.value};base64,{image.data}"},
+                }
+                for image in turn.images
+            ]
+            if turn.texts:
+                parts.append({"type": "text", "text": "\n\n".join(turn.texts)})
+            messages.append({"role": "user", "content": parts})
+        elif turn.texts:
             messages.append({"role": "user", "content": "\n\n".join(turn.texts)})
         return messages
     message: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(turn.texts) or None}

@@ -39,6 +39,7 @@ from agent_runtime.agent_host.llm import (
     LlmRetriesExhausted,
     LlmUsage,
 )
+from agent_runtime.agent_host.llm.images import refuses_images
 from agent_runtime.agent_host.llm.output_budget import (
     BudgetDecision,
     classify_truncation,
@@ -200,7 +201,7 @@ class AgentLoop:
                     ctx.machine.to_task(TaskStatus.TASK_RUNNING)
                     ctx.runtime.loop.continuations += 1
                     warn = self._step_limit_due(task)
-                    self._checkpoint(task)
+                    self._checkpoint(task, journal=True)
                     self._emit(
                         EventType.STEP_COMPLETED, task, step_id, stepId=step_id, stepCount=task.step_count
                     )
@@ -213,7 +214,7 @@ class AgentLoop:
             if not all(_safe_to_repeat(call.tool_name) for call in calls):
                 # Only calls with side effects need the in-flight record: a read the crash
                 # interrupted is simply asked for again.
-                self._checkpoint(task)
+                self._checkpoint(task, journal=True)
             ctx.machine.to_task(TaskStatus.CHECKING_POLICY)
             step = await run_tool_calls(ctx, task, step_id, calls, now=self._clock)
             for result in step.results:
@@ -225,7 +226,7 @@ class AgentLoop:
             self._complete_step(task, step_id)
             ctx.machine.to_task(TaskStatus.TASK_RUNNING)
             warn = self._step_limit_due(task)
-            self._checkpoint(task)
+            self._checkpoint(task, journal=True)
             self._emit(EventType.STEP_COMPLETED, task, step_id, stepId=step_id, stepCount=task.step_count)
             if warn:
                 self._warn_step_limit(task)
@@ -247,12 +248,10 @@ class AgentLoop:
         except ContextWindowExceeded as exc:
             return await self._finish(task, TaskEnd.FAILED, "context_window_exceeded", exc.shape)
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if self._cancel_requested and (current is None or not current.cancelling()):
-                return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
-            if self._lapsed and (current is None or not current.cancelling()):
-                return self._expired(task, self._ctx.enforcer.lapsed())
-            raise
+            stopped = await self._stopped(task)
+            if stopped is None:
+                raise
+            return stopped
         estimate = selection.input_tokens
         refused = await self._check_call(task, estimate, step_id)
         if refused is not None:
@@ -455,12 +454,10 @@ class AgentLoop:
         try:
             response = await call
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if self._cancel_requested and (current is None or not current.cancelling()):
-                return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
-            if self._lapsed and (current is None or not current.cancelling()):
-                return self._expired(task, self._ctx.enforcer.lapsed())
-            raise
+            stopped = await self._stopped(task)
+            if stopped is None:
+                raise
+            return stopped
         except LlmGuardrailBlocked as exc:
             # §6.4: no retry; a note in the thread so the model sees it on the next attempt.
             ctx.thread.add_system_note(
@@ -474,6 +471,9 @@ class AgentLoop:
         except _PolicyLapsed as lapsed:
             return self._expired(task, lapsed.expired)
         except LlmError as exc:
+            if refuses_images(exc, outbound):
+                # Sent again they would fail every later request too: the conversation goes on without.
+                ctx.thread.withdraw_images()
             return await self._finish(task, TaskEnd.FAILED, "llm_failed", exc.shape)
         finally:
             self._llm_call = None
@@ -627,6 +627,18 @@ class AgentLoop:
         )
         return TaskOutcome(TaskEnd.PAUSED, reason, error)
 
+    async def _stopped(self, task: TaskRecord) -> TaskOutcome | None:
+        """The outcome of a call cancelled because the user stopped the task or the policy lapsed;
+        None when the cancellation is someone else's (the task itself being cancelled): re-raise it."""
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            return None
+        if self._cancel_requested:
+            return await self._finish(task, TaskEnd.CANCELLED, "cancelled")
+        if self._lapsed:
+            return self._expired(task, self._ctx.enforcer.lapsed())
+        return None
+
     def _expired(self, task: TaskRecord, expired: PolicyExpired) -> TaskOutcome:
         """§8.6: deny (done by the caller), tell the desktop, pause until a refreshed bundle. A revoked
         policy pauses the same way (its ``policy_revoked`` event went out when the news came)."""
@@ -639,9 +651,13 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ persistence
 
-    def _checkpoint(self, task: TaskRecord | None, *, snapshot_event: bool = False) -> None:
+    def _checkpoint(
+        self, task: TaskRecord | None, *, snapshot_event: bool = False, journal: bool = False
+    ) -> None:
         """§9.3: synchronous and atomic. A failed write is logged and the loop goes on (§11): the next
-        step's checkpoint tries again. ``snapshot_event``: also the ``conversation_snapshot`` event."""
+        step's checkpoint tries again. ``snapshot_event``: also the ``conversation_snapshot`` event;
+        ``journal``: a state within the task (a step's start or end), as a small record in the step
+        journal where possible — as durable, and cheaper than rewriting the checkpoint."""
         ctx = self._ctx
         if task is not None:
             ctx.runtime.loop.task = task
@@ -652,6 +668,7 @@ class AgentLoop:
             now=self._clock(),
             policy_bundle_version=ctx.enforcer.bundle.version,
             event=snapshot_event,
+            journal=journal,
         )
 
     async def upload_history(self, task: TaskRecord, *, wait: bool = True) -> None:

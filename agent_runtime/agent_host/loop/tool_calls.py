@@ -299,11 +299,13 @@ def _read_scope(
 async def _with_proposed_diff(
     ctx: LoopContext, prepared: PreparedCall, outcome: ApprovalRequired
 ) -> ApprovalRequired:
-    """The request with the diff the write or deletion would make, read off the event loop."""
+    """The request naming its call, with the diff the write or deletion would make (read off the event
+    loop)."""
+    update: dict[str, str] = {"tool_call_id": prepared.call.tool_call_id}
     diff = await asyncio.to_thread(ctx.dispatch.proposed_diff, prepared)
-    if not diff:
-        return outcome
-    return dataclasses.replace(outcome, details=outcome.details.model_copy(update={"diff": diff}))
+    if diff:
+        update["diff"] = diff
+    return dataclasses.replace(outcome, details=outcome.details.model_copy(update=update))
 
 
 def _grant_key(prepared: PreparedCall, outcome: ApprovalRequired) -> str | None:

@@ -10,7 +10,7 @@ from contracts.policy import PolicyBundle
 __all__ = ["WORKSPACE_CONFIG", "mcp_configured", "workspace_config_paths"]
 
 WORKSPACE_CONFIG = os.path.join(".cowork", "mcp.json")
-"""The project's MCP servers, relative to each project folder (the README documents the format)."""
+"""The project's MCP servers, relative to each project folder (docs/user-guide/mcp.md: the format)."""
 
 
 def workspace_config_paths(workspace_paths: Sequence[str]) -> list[str]:

@@ -137,6 +137,7 @@ AUDIT_ROUTES: Mapping[EventType, Route] = MappingProxyType(
         EventType.SESSION_STOP_REQUESTED: Route(_HOST, _SESSION, Severity.WARNING, trim=_bounded_payload),
         EventType.REDACTION_APPLIED: Route(_ENFORCER, _POLICY),
         EventType.UPLOAD_SKIPPED: Route(_ENFORCER, _POLICY, Severity.WARNING, trim=_bounded_payload),
+        EventType.CHANGES_REVERTED: Route(_HOST, BoundedContext.TOOL_EXECUTION, trim=_bounded_payload),
     }
 )
 """Session events that are security-relevant facts (seed 001 Phase 3 "Audit Service")."""

@@ -2,7 +2,7 @@
 
 The host depends only on the :class:`ToolRouter` protocol; the tool runtime
 (``agent_runtime.tool_runtime``) implements it, and one composition root wires the two together.
-Neither package imports the other (DESIGN.md boundaries, checked by import-linter).
+Neither package imports the other (docs/architecture/index.md "Boundaries", checked by import-linter).
 
 :class:`ToolDispatch` is the host's side of every call: the tools offered to the model (§5.2),
 ``prepare`` (capability, resolved paths, the facts the policy checks), ``execute`` (per-category

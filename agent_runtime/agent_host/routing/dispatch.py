@@ -51,6 +51,7 @@ from agent_runtime.agent_host.routing.artifacts import (
     queue_artifacts,
     upload_artifacts,
 )
+from agent_runtime.agent_host.routing.before_images import BeforeImages
 from agent_runtime.agent_host.routing.errors import PathRejected
 from agent_runtime.agent_host.routing.patches import MAX_DIFF_BYTES, PatchTracker
 from agent_runtime.agent_host.routing.paths import resolve_path, resolve_root
@@ -137,6 +138,7 @@ class ToolDispatch:
         timeouts: ToolTimeouts = DEFAULT_TIMEOUTS,
         max_upload_bytes: int = MAX_UPLOAD_BYTES,
         patches: PatchTracker | None = None,
+        before_images: BeforeImages | None = None,
     ) -> None:
         self._router = router
         self._raw_roots = tuple(workspace_roots)
@@ -147,6 +149,8 @@ class ToolDispatch:
         self._timeouts = timeouts
         self._max_upload = max_upload_bytes
         self._patches = patches if patches is not None else PatchTracker(roots=self._roots)
+        self.before_images = before_images
+        """Each task's before-images, kept on disk for ``RevertChanges`` (None: revert is not offered)."""
         # A router's tools are fixed for its life (seed 003 §3 registry): looked up once, not per call.
         self._builtin = tuple(
             d.tool_name for d in router.get_available_tools() if _capability(d.tool_name) is not None
@@ -383,8 +387,9 @@ class ToolDispatch:
         moved = self._moved_since_prepare(prepared)
         if moved is not None:
             return _failed(call.tool_name, call.tool_call_id, ids, ErrorCode.TOOL_EXECUTION_FAILED, moved)
-        if capability in _CHANGES_FILES and prepared.facts.resolved_path is not None:
-            await asyncio.to_thread(self._patches.touch, prepared.facts.resolved_path, task_id)
+        changes = prepared.facts.resolved_path if capability in _CHANGES_FILES else None
+        if changes is not None:
+            await asyncio.to_thread(self._before_write, changes, task_id)
         request = ToolRequest(
             tool_name=call.tool_name,
             arguments=call.arguments,
@@ -408,7 +413,14 @@ class ToolDispatch:
         router = self._router_for(capability)
         try:
             async with deadline:
-                result = await router.execute(request, check_redirect=check_redirect, **extra)
+                try:
+                    result = await router.execute(request, check_redirect=check_redirect, **extra)
+                finally:
+                    if changes is not None and self.before_images is not None:
+                        # Whatever the call's outcome: the file is what it is now, and a revert compares.
+                        await asyncio.shield(
+                            asyncio.to_thread(self.before_images.after_write, changes, task_id)
+                        )
         except TimeoutError:
             if not deadline.expired():
                 return self._crashed(call, ids)
@@ -579,9 +591,37 @@ class ToolDispatch:
             return None
         return self._patches.proposed_diff(path, edited.data)
 
+    def _before_write(self, path: str, task_id: str) -> None:
+        self._patches.touch(path, task_id)
+        if self.before_images is not None:
+            self.before_images.before_write(path, task_id)
+
     def patch_preview(self, task_id: str | None = None) -> PatchPreview:
-        """``GetPatchPreview``: the files this session changed (reads them; see ``patches``)."""
-        return self._patches.preview(task_id)
+        """``GetPatchPreview``: the files this session changed (reads them; see ``patches``), each
+        with whether ``RevertChanges`` can put it back now."""
+        preview = self._patches.preview(task_id)
+        images = self.before_images
+        if images is None:
+            return preview
+        files = []
+        for file in preview.files:
+            revertible, note = images.availability(file.path)
+            files.append(
+                file.model_copy(
+                    update={
+                        "task_ids": images.task_ids(file.path),
+                        "revertible": revertible,
+                        "revert_note": note,
+                    }
+                )
+            )
+        if task_id is None:
+            # Changes of this session from before a runtime restart: the tracker's originals are in
+            # memory only, the before-images on disk.
+            listed = {file.path for file in files}
+            files += [f for f in images.preview(self._roots, None) if f.path not in listed]
+            files.sort(key=lambda f: f.path)
+        return PatchPreview(files=files)
 
     async def aclose(self) -> None:
         """Close the router (stopping what still runs, removing spooled files) and forget originals."""

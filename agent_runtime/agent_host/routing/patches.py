@@ -174,7 +174,7 @@ class PatchTracker:
             status = PatchFileStatus.DELETED
         else:
             status = PatchFileStatus.MODIFIED
-        label = _label(path, self._roots)
+        label = path_label(path, self._roots)
         size = current.size if current.kind in ("file", "link") else 0
         diff = unified_diff(label, original, current)
         length = len(diff.encode("utf-8"))
@@ -187,7 +187,7 @@ class PatchTracker:
         """The diff writing ``new_content`` to ``path`` (``None``: deleting it) would make to the disk
         now — what an approval request shows (seed 000 §10.2). Summarised past
         ``MAX_APPROVAL_DIFF_BYTES``; never raises."""
-        label = _label(path, self._roots)
+        label = path_label(path, self._roots)
         before = read_state(path, max_keep=self._max_diff, max_hash=self._max_hash)
         if new_content is None:
             after = FileState("absent")
@@ -315,7 +315,9 @@ def _lines(content: bytes | None) -> list[str]:
     return result
 
 
-def _label(path: str, roots: Sequence[str]) -> str:
+def path_label(path: str, roots: Sequence[str]) -> str:
+    """``path`` as the user sees it in a diff: relative to the first project folder holding it, with
+    forward slashes; outside them, without its drive and leading slash."""
     for root in roots:
         if is_within(path, root):
             relative = os.path.relpath(path, root)

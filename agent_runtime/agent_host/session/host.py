@@ -27,9 +27,10 @@ from agent_runtime.agent_host.events import EventEmitter, Notify
 from agent_runtime.agent_host.llm import GatewayConfig, LlmClient, RetrySettings
 from agent_runtime.agent_host.llm.config import KEEP_ALIVE_S
 from agent_runtime.agent_host.loop import AgentLoop, LoopContext, TaskRecord
-from agent_runtime.agent_host.policy import PolicyEnforcer
+from agent_runtime.agent_host.policy import Denied, PolicyEnforcer, PolicyExpired
 from agent_runtime.agent_host.policy.saved_rules import SavedRules
 from agent_runtime.agent_host.routing import ToolDispatch, ToolRouter
+from agent_runtime.agent_host.routing.before_images import BeforeImages, prune_old_sessions
 from agent_runtime.agent_host.services import (
     BackendClient,
     BackendConfig,
@@ -60,6 +61,7 @@ from agent_runtime.agent_host.thread import (
 )
 from agent_runtime.agent_host.uploads import PolicyAdmission, UploadQueue, UploadSpool
 from agent_runtime.agent_host.uploads.artifact_tool import UploadArtifactTool
+from agent_runtime.agent_host.uploads.attachments import store_attachments
 from contracts.checklist import SESSION_TOOL_NAMES
 from contracts.enums import (
     ApprovalMode,
@@ -69,6 +71,7 @@ from contracts.enums import (
     OsFamily,
     SessionStatus,
     TaskStatus,
+    ToolName,
     ToolStatus,
 )
 from contracts.errors import CoworkError, ErrorCode, ErrorShape
@@ -91,6 +94,8 @@ from contracts.methods import (
     PatchPreview,
     ResumeSessionParams,
     ResumeSessionResult,
+    RevertChangesParams,
+    RevertChangesResult,
     SessionState,
     ShutdownParams,
     ShutdownResult,
@@ -98,7 +103,7 @@ from contracts.methods import (
     StartTaskResult,
     TaskState,
 )
-from contracts.policy import PolicyBundle
+from contracts.policy import ANY_MODEL, PolicyBundle
 from contracts.rest.sessions import (
     CancelSessionRequest,
     CreateSessionRequest,
@@ -106,6 +111,7 @@ from contracts.rest.sessions import (
     SessionResource,
 )
 from contracts.session_runtime import SessionRuntimeSnapshot, SnapshotTask
+from contracts.tools import ToolCall
 
 from .backend_access import backend_variables
 from .governance import PolicyPush
@@ -201,6 +207,7 @@ class SessionHost:
         dispatcher.add("Shutdown", in_own_task(self.shutdown), ShutdownParams)
         dispatcher.add("AnswerElicitation", self.answer_elicitation, AnswerElicitationParams)
         dispatcher.add("GetMcpServers", self.get_mcp_servers, GetMcpServersParams)
+        dispatcher.add("RevertChanges", self.revert_changes, RevertChangesParams)
 
     def attach(self, notify: Notify | None) -> None:
         """Where ``SessionEvent`` notifications go (the desktop's connection)."""
@@ -271,6 +278,8 @@ class SessionHost:
                 await self._end_remote(session_id, SessionStatus.SESSION_FAILED, exc.shape.message)
                 raise
             self._observe(ctx, "created")
+            # Old conversations' kept changes go in the background: the session does not wait on it.
+            asyncio.get_running_loop().run_in_executor(None, prune_old_sessions, self._settings.data_dir)
             await self._attach_backend_tools(ctx)
             # Steps 8–12.
             ctx.machine.to_session(SessionStatus.SESSION_RUNNING)
@@ -347,6 +356,8 @@ class SessionHost:
             )
         except ValueError as exc:
             raise InvalidParams("taskOptions.permissionRules", str(exc)) from None
+        ctx.model = self._task_model(ctx, options.model)
+        ctx.llm.task_model = options.model
         ctx.machine.to_task(TaskStatus.TASK_RUNNING)
         task = TaskRecord(
             task_id=params.task_id,
@@ -364,7 +375,15 @@ class SessionHost:
         ctx.runtime.loop.task = task
         ctx.runtime.loop.begin_task()
         ctx.runtime.tooling.failures.reset()
-        ctx.thread.add_user_message(params.prompt, task_id=task.task_id)
+        ctx.thread.add_user_message(params.prompt, task_id=task.task_id, images=params.images or ())
+        if params.images:
+            await store_attachments(
+                ctx.uploads,
+                params.images,
+                workspace_id=ctx.workspace_id,
+                session_id=ctx.session_id,
+                task_id=task.task_id,
+            )
         # Before answering: a task the desktop saw accepted survives a crash right after (§9.3).
         self._checkpoint(snapshot_event=True)
         ctx.emitter.emit(
@@ -374,6 +393,22 @@ class SessionHost:
         )
         self._start_runner(task)
         return StartTaskResult(task_id=task.task_id, status=TaskStatus.TASK_RUNNING)
+
+    @staticmethod
+    def _task_model(ctx: LoopContext, requested: str | None) -> str:
+        """The model a task calls: the one its options name, when the policy allows it, else the
+        configured one the policy allows (a task after one that named a model goes back to it)."""
+        policy = ctx.enforcer.bundle.llm_policy
+        if requested is None:
+            return policy.choose_model(ctx.llm.config.model) or ctx.model
+        if not policy.allows_model(requested):
+            allowed = ", ".join(model for model in policy.allowed_models if model != ANY_MODEL)
+            raise InvalidParams(
+                "taskOptions.model",
+                f"names {requested[:100]}, which the organisation's policy does not allow"
+                + (f" (allowed: {allowed})" if allowed else ""),
+            )
+        return requested
 
     async def cancel_task(self, params: CancelTaskParams) -> CancelTaskResult:
         ctx = self._require(params.session_id)
@@ -611,13 +646,7 @@ class SessionHost:
                 "No workspace known for session %s: checkpoint_recovery_failed not sent", session_id
             )
         else:
-            emitter = EventEmitter(
-                workspace_id=workspace_id,
-                session_id=session_id,
-                notify=self._notify,
-                log_path=event_log_path(self._settings.data_dir, session_id),
-                clock=self._clock,
-            )
+            emitter = self._emitter(workspace_id, session_id)
             emitter.emit(EventType.CHECKPOINT_RECOVERY_FAILED, {"reason": corrupt.reason})
             await emitter.aclose()  # bounded; the event reaches the desktop before the error does
         details: dict[str, object] = {"sessionId": session_id, "recovery": "failed", "reason": corrupt.reason}
@@ -719,7 +748,7 @@ class SessionHost:
     def _use_enforcer(self, ctx: LoopContext, enforcer: PolicyEnforcer) -> None:
         """A verified bundle's enforcer in force, with the model, budget and tools it allows; never
         during a step (a resume, or a step boundary for a pushed bundle)."""
-        model = enforcer.bundle.llm_policy.choose_model(ctx.llm.config.model)
+        model = enforcer.bundle.llm_policy.choose_model(ctx.llm.task_model or ctx.llm.config.model)
         if model is None:
             raise CoworkError(
                 ErrorCode.POLICY_BUNDLE_INVALID, "The refreshed policy allows no model this runtime can call."
@@ -772,8 +801,112 @@ class SessionHost:
 
     async def get_patch_preview(self, params: GetPatchPreviewParams) -> PatchPreview:
         ctx = self._require(params.session_id)
+        earlier = []
+        for index, session_id in enumerate(params.earlier_session_ids):
+            if session_id != ctx.session_id:
+                earlier.append(self._earlier_changes(session_id, f"earlierSessionIds[{index}]"))
+        roots = ctx.dispatch.workspace_roots
+
+        def read() -> PatchPreview:
+            preview = ctx.dispatch.patch_preview(params.task_id)
+            files = list(preview.files)
+            kept = [ctx.session_id]
+            for session_id, images in earlier:
+                if images.exists:
+                    files += images.preview(roots, session_id)
+                    kept.append(session_id)
+            return PatchPreview(files=files, kept_session_ids=kept)
+
         # Reading and diffing files takes a while on big changes; keep the loop serving meanwhile.
-        return await asyncio.to_thread(ctx.dispatch.patch_preview, params.task_id)
+        return await asyncio.to_thread(read)
+
+    def _earlier_changes(self, session_id: str, field: str) -> tuple[str, BeforeImages]:
+        try:
+            return session_id, BeforeImages.for_session(self._settings.data_dir, session_id)
+        except ValueError as exc:
+            raise InvalidParams(field, str(exc)) from None
+
+    async def revert_changes(self, params: RevertChangesParams) -> RevertChangesResult:
+        """``RevertChanges``: files back to before a task, or the conversation, changed them — checked
+        like writes against the policy in force now, and only while each file is still what the
+        agent's last write left (else nothing is reverted)."""
+        ctx = self._require(params.session_id)
+        for index, path in enumerate(params.paths or ()):
+            if "\0" in path or not os.path.isabs(path):
+                raise InvalidParams(f"paths[{index}]", "must be an absolute path")
+        if self._running():
+            assert self._task is not None
+            raise StateConflict(
+                f"Task {self._task.task_id} is still running; revert changes after it ends.",
+                taskId=self._task.task_id,
+            )
+        change_session = params.change_session_id or ctx.session_id
+        if change_session == ctx.session_id:
+            images = ctx.dispatch.before_images
+        else:
+            images = self._earlier_changes(change_session, "changeSessionId")[1]
+        if images is None or not images.exists:
+            raise CoworkError(
+                ErrorCode.FILE_NOT_FOUND,
+                f"The changes of session {change_session} are no longer kept on this computer.",
+                details={"sessionId": change_session},
+            )
+        targets = await asyncio.to_thread(images.targets, params.task_id, params.paths)
+        for target in targets:
+            self._revert_allowed(ctx, target.path, deletes=target.deletes)
+        await asyncio.to_thread(images.check, targets)
+        reverted = []
+        for target in targets:
+            try:
+                reverted.append(await asyncio.to_thread(images.apply, target))
+            except OSError as exc:
+                raise CoworkError(
+                    ErrorCode.TOOL_EXECUTION_FAILED,
+                    f"Could not revert {target.path}: {exc.strerror or exc}.",
+                    details={"path": target.path, "reverted": [file.path for file in reverted]},
+                ) from None
+        if reverted:
+            # The model's next turn must not build on files that are no longer there as it left them.
+            done = ", ".join(f"{file.path} ({file.action})" for file in reverted)
+            ctx.thread.add_system_note(
+                f"The user reverted these files to how they were before the agent changed them: {done}."
+            )
+            self._checkpoint()
+            ctx.emitter.emit(
+                EventType.CHANGES_REVERTED,
+                {
+                    "changeSessionId": change_session,
+                    "revertedTaskId": params.task_id,
+                    "files": [file.to_wire() for file in reverted],
+                },
+            )
+        return RevertChangesResult(files=reverted)
+
+    def _revert_allowed(self, ctx: LoopContext, path: str, *, deletes: bool) -> None:
+        """The policy's verdict on writing (or deleting) ``path`` now, as for the agent's own call. The
+        user's click on Revert is the approval a write may need; a denial or expired policy refuses."""
+        tool = ToolName.DELETE_FILE if deletes else ToolName.WRITE_FILE
+        arguments: dict[str, object] = {"path": path} if deletes else {"path": path, "content": ""}
+        call = ToolCall(tool_call_id="revert", tool_name=tool.value, arguments=arguments)
+        prepared = ctx.dispatch.prepare(call, session_id=ctx.session_id, task_id="revert", step_id="revert")
+        if prepared.failure is not None and prepared.failure.error is not None:
+            error = prepared.failure.error
+            raise CoworkError(error.code, error.message, details={"path": path})
+        if prepared.capability is None or prepared.facts.resolved_path != path:
+            raise CoworkError(
+                ErrorCode.PERMISSION_DENIED,
+                f"{path} now leads somewhere else (a folder on its way was replaced); it is left as it is.",
+                details={"path": path},
+            )
+        outcome = ctx.enforcer.check(
+            prepared.facts,
+            prepared.capability,
+            now=self._clock(),
+            approval_mode=ApprovalMode.ON_RISKY_ACTIONS,
+        )
+        if isinstance(outcome, Denied | PolicyExpired):
+            shape = outcome.to_error()
+            raise CoworkError(shape.code, shape.message, details={**shape.details, "path": path})
 
     async def approve_action(self, params: ApproveActionParams) -> ApproveActionResult:
         ctx = self._require(params.session_id)
@@ -955,6 +1088,15 @@ class SessionHost:
             resolved.append(real)
         return tuple(dict.fromkeys(resolved))
 
+    def _emitter(self, workspace_id: str, session_id: str) -> EventEmitter:
+        return EventEmitter(
+            workspace_id=workspace_id,
+            session_id=session_id,
+            notify=self._notify,
+            log_path=event_log_path(self._settings.data_dir, session_id),
+            clock=self._clock,
+        )
+
     def _backend_client(self) -> BackendClient:
         if self._backend is None:
             self._backend = BackendClient(BackendConfig.from_environment(backend_variables(self._environ)))
@@ -993,13 +1135,7 @@ class SessionHost:
                 details={"configuredModel": gateway.model},
             )
         backend = self._backend_client()
-        emitter = EventEmitter(
-            workspace_id=workspace_id,
-            session_id=session_id,
-            notify=self._notify,
-            log_path=event_log_path(self._settings.data_dir, session_id),
-            clock=self._clock,
-        )
+        emitter = self._emitter(workspace_id, session_id)
 
         def upload_failed(name: str, reason: str) -> None:
             emitter.emit(EventType.ARTIFACT_UPLOAD_FAILED, {"artifactName": name, "reason": reason})
@@ -1019,6 +1155,7 @@ class SessionHost:
             uploader=backend,
             on_upload_failed=upload_failed,
             artifact_queue=uploads,
+            before_images=BeforeImages.for_session(self._settings.data_dir, session_id),
         )
         dispatch.attach_upload_tool(UploadArtifactTool(uploads, workspace_id=workspace_id))
         if thread is None:

@@ -1,4 +1,5 @@
-"""What the runtime reads from its environment (the desktop sets it; DESIGN.md "Processes and wires")."""
+"""What the runtime reads from its environment (the desktop sets it; docs/architecture/index.md,
+"Processes and wires")."""
 
 from __future__ import annotations
 

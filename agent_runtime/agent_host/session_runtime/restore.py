@@ -122,7 +122,9 @@ def find_restore_point(store: CheckpointStore, log_path: Path | None, session_id
         return None
     events = _LogScan.read(log_path, session_id) if log_path is not None else _LogScan()
     if events.v2 is not None:
-        return RestorePoint("snapshot_event", session_id, events.v2.workspace_id, snapshot=events.v2)
+        # the event carries the checkpoint's bytes: its images are files beside the checkpoint
+        snapshot = store.with_images(events.v2)
+        return RestorePoint("snapshot_event", session_id, snapshot.workspace_id, snapshot=snapshot)
     if isinstance(saved, Checkpoint):
         converted = from_legacy_checkpoint(saved)
         return RestorePoint("legacy_checkpoint", session_id, saved.workspace_id, snapshot=converted)

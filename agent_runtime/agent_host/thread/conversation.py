@@ -37,6 +37,7 @@ from agent_runtime.agent_host.thread.tokens import (
 from contracts.checkpoint import Checkpoint
 from contracts.enums import Role, ToolStatus
 from contracts.errors import ErrorCode
+from contracts.images import ImageContent
 from contracts.messages import ConversationMessage, SessionHistory
 from contracts.tools import ToolCall, ToolResult
 from contracts.validation import invalid_request
@@ -223,10 +224,15 @@ class ConversationThread:
     # ------------------------------------------------------------------ adding
 
     def add_user_message(
-        self, content: str, *, task_id: str, step_id: str | None = None
+        self,
+        content: str,
+        *,
+        task_id: str,
+        step_id: str | None = None,
+        images: Sequence[ImageContent] = (),
     ) -> ConversationMessage:
-        """The user's prompt that starts a task (seed 000 §4.1)."""
-        return self._add(Role.USER, content, task_id=task_id, step_id=step_id)
+        """The user's prompt that starts a task (seed 000 §4.1), with the images attached to it."""
+        return self._add(Role.USER, content, task_id=task_id, step_id=step_id, images=list(images))
 
     def add_assistant_message(
         self,
@@ -295,6 +301,7 @@ class ConversationThread:
         tool_call_id: str | None = None,
         tool_name: str | None = None,
         tool_status: ToolStatus | None = None,
+        images: list[ImageContent] | None = None,
     ) -> ConversationMessage:
         if not isinstance(content, str):
             raise ThreadError(
@@ -310,7 +317,9 @@ class ConversationThread:
                     details={"field": field},
                 )
         estimated = self._estimating()
-        tokens = count_message(self.count_tokens, content, tool_calls=tool_calls, tool_name=tool_name)
+        tokens = count_message(
+            self.count_tokens, content, tool_calls=tool_calls, tool_name=tool_name, images=len(images or ())
+        )
         try:
             message = ConversationMessage(
                 message_id=self._id_factory(),
@@ -325,6 +334,7 @@ class ConversationThread:
                 tool_call_id=tool_call_id,
                 tool_name=tool_name,
                 tool_status=tool_status,
+                images=images or None,
             )
         except ValidationError as exc:
             shape = invalid_request(exc)
@@ -340,6 +350,20 @@ class ConversationThread:
             self._estimated.add(len(self._messages))
         self._messages.append(message)
         self._units.add(message, tokens, extends=extends)
+
+    def withdraw_images(self) -> int:
+        """Stop sending the thread's images — the model refused them — keeping each as the name of
+        its artifact (the model reads a note in its place). How many were withdrawn. Token counts
+        keep the images' share: they only lean high, as counts here do."""
+        withdrawn = 0
+        for index, message in enumerate(self._messages):
+            if not message.images or all(image.data is None for image in message.images):
+                continue
+            withdrawn += sum(1 for image in message.images if image.data is not None)
+            self._messages[index] = message.model_copy(
+                update={"images": [image.stored() for image in message.images]}
+            )
+        return withdrawn
 
     # ------------------------------------------------------------------ budget and context
 
@@ -375,7 +399,9 @@ class ConversationThread:
             for message in view:
                 tokens = message.token_count
                 if tokens is None:
-                    tokens = count_message(self.count_tokens, message.content)
+                    tokens = count_message(
+                        self.count_tokens, message.content, images=len(message.images or ())
+                    )
                 units.add(message, tokens, extends=message.role is Role.TOOL)
         return select(
             messages,
@@ -421,7 +447,11 @@ class ConversationThread:
         for index in sorted(self._estimated):
             message = self._messages[index]
             tokens = count_message(
-                self.count_tokens, message.content, tool_calls=message.tool_calls, tool_name=message.tool_name
+                self.count_tokens,
+                message.content,
+                tool_calls=message.tool_calls,
+                tool_name=message.tool_name,
+                images=len(message.images or ()),
             )
             self._messages[index] = message.model_copy(update={"token_count": tokens})
         self._estimated.clear()
@@ -466,7 +496,13 @@ class ConversationThread:
                 session_id=self.session_id,
                 snapshot_after_task_id=snapshot_after_task_id,
                 snapshot_at=snapshot_at or self._clock(),
-                messages=list(self._messages),
+                # Images are stored as their own artifacts (uploads/attachments.py): named, not inline.
+                messages=[
+                    message.model_copy(update={"images": [image.stored() for image in message.images]})
+                    if message.images
+                    else message
+                    for message in self._messages
+                ],
             )
         except ValidationError as exc:
             shape = invalid_request(exc)
@@ -519,6 +555,7 @@ class ConversationThread:
                 message.content,
                 tool_calls=message.tool_calls,
                 tool_name=message.tool_name,
+                images=len(message.images or ()),
             )
             thread._append(message.model_copy(update={"token_count": tokens}), tokens, estimated=estimated)
         return thread

@@ -1,7 +1,8 @@
 """The local store: SQLite (``backend.sqlite3``) and artifact files (``artifacts/``) in one data
-directory — the desktop's embedded default (DESIGN.md). Safe under concurrent requests and across
-restarts; its schema is versioned (:data:`backend.storage.local.db.MIGRATIONS`). Artifact content up to
-``inline_content_bytes`` is kept in the database with its metadata, larger content in files."""
+directory — the desktop's embedded default (docs/architecture/index.md). Safe under concurrent
+requests and across restarts; its schema is versioned (:data:`backend.storage.local.db.MIGRATIONS`).
+Artifact content up to ``inline_content_bytes`` is kept in the database with its metadata, larger
+content in files."""
 
 from __future__ import annotations
 

@@ -170,7 +170,7 @@ _CRASHING_WRITER = r"""
 import asyncio, os, sys, types
 from pathlib import Path
 from agent_runtime.tool_runtime import LocalToolRouter
-from agent_runtime.tool_runtime.tools.file import atomic
+from contracts import atomic
 from contracts.tools import ToolRequest
 
 point, target = sys.argv[1], sys.argv[2]

@@ -129,7 +129,7 @@ def current(window: MainWindow) -> ConversationSession:
 
 def assistant_texts(window: MainWindow) -> list[str]:
     window.view.flush()
-    return [w.document.toPlainText() for w in window.view.widgets() if isinstance(w, AssistantView)]
+    return [w.plain_text() for w in window.view.widgets() if isinstance(w, AssistantView)]
 
 
 def tool_rows(window: MainWindow) -> list[str]:

@@ -4,11 +4,13 @@ the conversation grows."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextBlockUserData, QTextDocument
+from PySide6.QtGui import QTextBlockUserData
 from pytestqt.qtbot import QtBot
 
+from desktop.app.code_blocks import CodeBlockView
 from desktop.app.conversation_view import FIRST_SHOWN, WINDOW, ConversationView
-from desktop.app.messages import AssistantView, ToolRowView
+from desktop.app.messages import AssistantView, ProseView, ToolRowView
+from desktop.conversation.items import AssistantMessage
 from desktop.conversation.state import ConversationState
 from tests.desktop.conversation.events import chunk, event
 
@@ -42,15 +44,25 @@ def test_a_streamed_answer_ends_exactly_as_markdown_renders_it(qtbot: QtBot) -> 
     [widget] = view.widgets()
     assert isinstance(widget, AssistantView)
     view.flush()
-    streamed = widget.document.toPlainText()
+    streamed = widget.plain_text()
     state.apply(
         event("llm_request_completed", {"model": "m", "inputTokens": 1, "outputTokens": 1, "latencyMs": 1})
     )
     view.flush()
-    reference = QTextDocument()
-    reference.setMarkdown(ANSWER)
-    assert widget.document.toMarkdown() == reference.toMarkdown()
-    assert streamed.split() == reference.toPlainText().split()
+    whole = AssistantMessage(1)
+    whole.append(ANSWER)
+    reference = AssistantView(whole)
+    qtbot.addWidget(reference)
+    assert _drawn(widget) == _drawn(reference)
+    assert streamed.split() == reference.plain_text().split()
+    [code] = widget.code_blocks()
+    assert code.code == "def main():\n\n    return 1"
+
+
+def _drawn(view: AssistantView) -> list[str]:
+    return [
+        part.code if isinstance(part, CodeBlockView) else part.document().toMarkdown() for part in view.parts
+    ]
 
 
 def test_settled_blocks_are_not_redrawn_while_the_answer_streams(qtbot: QtBot) -> None:
@@ -59,14 +71,16 @@ def test_settled_blocks_are_not_redrawn_while_the_answer_streams(qtbot: QtBot) -
     view.flush()
     [widget] = view.widgets()
     assert isinstance(widget, AssistantView)
-    first = widget.document.firstBlock()
+    prose = widget.parts[0]
+    assert isinstance(prose, ProseView)
+    first = prose.document().firstBlock()
     first.setUserData(Marker())
     for word in [" paragraph", " keeps", " growing", "\n\nThird"]:
         state.apply(chunk(word))
         view.flush()
     # The first block is the same block object the whole time: drawn once, never replaced.
-    assert isinstance(widget.document.firstBlock().userData(), Marker)
-    assert widget.document.toPlainText().split("\n") == [
+    assert isinstance(prose.document().firstBlock().userData(), Marker)
+    assert widget.plain_text().split("\n") == [
         "First paragraph, settled.",
         "Second paragraph keeps growing",
         "Third",
@@ -84,7 +98,7 @@ def test_many_chunks_between_two_frames_cost_one_redraw(qtbot: QtBot) -> None:
     assert view.frames == frames + 1
     [widget] = view.widgets()
     assert isinstance(widget, AssistantView)
-    assert widget.document.toPlainText().count("word") == 500
+    assert widget.plain_text().count("word") == 500
 
 
 def test_the_number_of_widgets_stays_bounded_however_long_the_conversation(qtbot: QtBot) -> None:

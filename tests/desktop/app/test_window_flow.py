@@ -70,7 +70,7 @@ def test_a_prompt_streams_asks_approval_writes_and_shows_the_diff_and_the_histor
                     what="the armed approval dialog",
                 )
                 assert "WriteFile" in " ".join(tool_rows(window))
-                assert "waiting for your approval" in window.status.state_label.text()
+                assert "Waiting for your approval" in window.status.state_label.text()
                 qtbot.mouseClick(dialog.approve_button, Qt.MouseButton.LeftButton)
                 await eventually(
                     lambda: current(window).state.status.task == "TASK_COMPLETED", what="the task's end"
@@ -129,7 +129,7 @@ def test_a_denied_action_is_not_run_and_the_task_goes_on(
                 sent = json.dumps(gateway.requests[-1].body)
         assert (workspace / "keep.txt").read_text() == "precious\n"
         assert row.startswith("⊘  DeleteFile")
-        assert "not allowed" in row
+        assert row.endswith("— You denied this")
         assert "I still need it" in sent
 
     run(scenario())
@@ -156,6 +156,8 @@ def test_esc_cancels_the_running_task(
                     n.text.text().replace('<i style="">', "").replace("</i>", "") for n in notices(window)
                 ]
                 assert not window.composer.stop_button.isEnabled()
+                assert not window.composer.send_button.isEnabled()  # nothing written yet
+                qtbot.keyClicks(window.composer.edit, "Think again")
                 assert window.composer.send_button.isEnabled()
                 gateway.release()
 

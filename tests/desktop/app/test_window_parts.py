@@ -44,7 +44,17 @@ def test_menus_hold_the_expected_actions_and_shortcuts(qtbot: QtBot, tmp_path: P
     }
     assert menus["File"][:3] == ["New Conversation in a Folder…", "New General Chat", "Close Conversation"]
     assert "Settings…" in menus["File"]
-    assert menus["Conversation"] == ["Send", "Stop", "Review Changes…"]
+    assert menus["Conversation"] == [
+        "Send",
+        "Stop",
+        "Review Changes…",
+        "Edit Last Prompt",
+        "Retry Last Task",
+        "Find Conversation",
+    ]
+    assert main.edit_last_action.shortcut() == QKeySequence("Ctrl+Shift+E")
+    assert main.retry_action.shortcut() == QKeySequence("Ctrl+Shift+R")
+    assert not main.retry_action.isEnabled()  # nothing to retry before the backend is up
     assert menus["Help"] == ["Open Logs Folder", "Check for Runtime Updates", "About Cowork"]
     assert not main.check_updates_action.isEnabled()  # no updater: from source, nothing configured
     assert main.new_action.shortcut() == QKeySequence(QKeySequence.StandardKey.New)
@@ -68,8 +78,9 @@ def test_help_opens_the_logs_folder_and_about_names_the_versions(qtbot: QtBot, t
     assert runtime_version({"COWORK_RUNTIME_EXECUTABLE": "/opt/rt"}).startswith("/opt/rt")
 
 
-def test_ctrl_enter_sends_and_enter_starts_a_new_line(qtbot: QtBot) -> None:
+def test_with_the_ctrl_enter_setting_ctrl_enter_sends_and_enter_starts_a_new_line(qtbot: QtBot) -> None:
     edit = PromptEdit()
+    edit.set_send_key("ctrl_enter")
     qtbot.addWidget(edit)
     sent: list[bool] = []
     edit.submitted.connect(lambda: sent.append(True))

@@ -66,6 +66,11 @@ def test_details_a_newer_runtime_adds_are_shown_too() -> None:
     assert DetailRow("environment", "staging") in view.rows
 
 
+def test_the_call_id_that_ties_a_request_to_its_row_is_not_shown_as_a_fact() -> None:
+    view = describe(request(details={"toolName": "WriteFile", "path": "/p/a", "toolCallId": "w1"}))
+    assert all(row.value != "w1" for row in view.rows)
+
+
 def test_invisible_characters_are_spelled_out_and_the_user_is_told() -> None:
     # A right-to-left override makes "rm -rf ~ #txt.sh" read as something harmless in many renderers.
     command = "cat notes\u202e; rm -rf ~ #hs.txt\u200b"

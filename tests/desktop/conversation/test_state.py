@@ -102,7 +102,9 @@ def test_a_tool_call_is_a_row_that_waits_for_approval_then_reports_its_outcome()
             },
         )
     )
-    assert (row.state, row.duration_ms, row.output, row.target) == (ToolState.SUCCEEDED, 42, "ok", "/p/a.txt")
+    # The tool's own time: the runtime's 42 ms include the 3 ms the call waited for approval.
+    assert (row.state, row.duration_ms, row.output, row.target) == (ToolState.SUCCEEDED, 39, "ok", "/p/a.txt")
+    assert row.approval_wait_ms == 3
 
 
 def test_a_denied_call_shows_the_reason_and_a_task_that_wrote_files_offers_their_review() -> None:
@@ -327,3 +329,24 @@ def test_an_answer_read_after_newer_events_does_not_undo_them() -> None:
         asked_after=state.events_seen,
     )
     assert state.status.task == "IDLE"
+
+
+def test_concurrent_approvals_of_one_step_land_on_their_own_tool_rows() -> None:
+    """A step's calls are asked about concurrently and in any order: the request names its call."""
+    state, _ = applied(
+        event("tool_requested", {"toolName": "WriteFile", "toolCallId": "w1", "target": "calc.py"}),
+        event("tool_requested", {"toolName": "WriteFile", "toolCallId": "w2", "target": "test_calc.py"}),
+        event(
+            "approval_requested",
+            {"approvalId": "a1", "details": {"toolName": "WriteFile", "toolCallId": "w1"}},
+        ),
+        event(
+            "approval_requested",
+            {"approvalId": "a2", "details": {"toolName": "WriteFile", "toolCallId": "w2"}},
+        ),
+    )
+    first, second = state.items
+    assert isinstance(first, ToolCallRow)
+    assert isinstance(second, ToolCallRow)
+    assert (first.tool_call_id, first.approval_id) == ("w1", "a1")
+    assert (second.tool_call_id, second.approval_id) == ("w2", "a2")

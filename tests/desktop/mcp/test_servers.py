@@ -177,7 +177,7 @@ def test_settings_has_an_mcp_page_that_fits_a_small_screen(
     qtbot.addWidget(dialog)
     dialog.show()
     tabs = [dialog.tabs.tabText(i).replace("&", "") for i in range(dialog.tabs.count())]
-    assert tabs == ["General", "MCP servers"]
+    assert tabs == ["General", "MCP servers", "Prices"]
     dialog.tabs.setCurrentWidget(dialog.mcp_servers)
     assert dialog.mcp_servers.rows()[0][:2] == ("tickets", "Connected")
 

@@ -77,6 +77,8 @@ async def test_one_approval_approved_one_denied_one_timed_out_each_reaches_the_m
     assert request["riskLevel"] == "high"
     assert request["details"]["toolName"]
     assert request["details"]["command"] == commands["one"]
+    # The step's three calls are asked about at once: each request names its own call.
+    assert [r["details"]["toolCallId"] for r in (one, two, three)] == ["call_one", "call_two", "call_three"]
     assert request["actionSummary"]
     assert request["timeoutSeconds"] == 1
     assert request["taskId"] == "task_1"

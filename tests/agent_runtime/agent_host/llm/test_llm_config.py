@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from agent_runtime.agent_host.llm import GatewayConfig, LlmConfigError, RetrySettings, request_url
-from agent_runtime.agent_host.llm.backoff import backoff_delay, parse_retry_after
 from agent_runtime.agent_host.llm.config import is_loopback
 from contracts.errors import ErrorCode
+from contracts.retry import parse_retry_after
 
 
 def test_configuration_is_read_from_the_four_variables() -> None:
@@ -151,12 +151,12 @@ def test_nonsense_retry_after_is_ignored(value: str) -> None:
 
 def test_backoff_is_exponential_with_full_jitter_up_to_the_cap() -> None:
     settings = RetrySettings(base_s=1.0, cap_s=5.0)
-    assert [backoff_delay(n, settings, lambda: 1.0) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 5.0]
-    assert backoff_delay(3, settings, lambda: 0.25) == 1.0
-    assert backoff_delay(3, settings, lambda: 0.0) == 0.0
+    assert [settings.delay(n, lambda: 1.0) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 5.0]
+    assert settings.delay(3, lambda: 0.25) == 1.0
+    assert settings.delay(3, lambda: 0.0) == 0.0
 
 
 def test_a_gateways_retry_after_wins_over_jitter_but_is_capped() -> None:
     settings = RetrySettings(retry_after_cap_s=60.0)
-    assert backoff_delay(1, settings, lambda: 0.5, retry_after_s=12.0) == 12.0
-    assert backoff_delay(1, settings, lambda: 0.5, retry_after_s=3600.0) == 60.0
+    assert settings.delay(1, lambda: 0.5, retry_after_s=12.0) == 12.0
+    assert settings.delay(1, lambda: 0.5, retry_after_s=3600.0) == 60.0

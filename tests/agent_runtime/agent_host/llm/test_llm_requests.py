@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from agent_runtime.agent_host.llm import Dialect, GatewayConfig, LlmClient, LlmConfigError, LlmRejected
-from agent_runtime.agent_host.llm.anthropic import headers as anthropic_headers
 from agent_runtime.scripted_gateway import ScriptedGateway
 from contracts.enums import ToolStatus
 from contracts.errors import ErrorCode
+from contracts.gateway_http import auth_headers
 from contracts.policy import LlmPolicy
 
 from .support import (
@@ -355,10 +355,10 @@ def _texts(message: dict[str, Any]) -> list[str]:
 
 
 def test_anthropics_own_api_gets_the_key_only_as_x_api_key() -> None:
-    assert "authorization" not in anthropic_headers("sk-ant-api-key", "api.anthropic.com")
-    assert anthropic_headers("sk-ant-api-key", "api.anthropic.com")["x-api-key"] == "sk-ant-api-key"
-    assert anthropic_headers("k", "litellm.internal")["authorization"] == "Bearer k"
-    assert "authorization" not in anthropic_headers("k", "API.Anthropic.com.")
+    assert "authorization" not in auth_headers("anthropic", "sk-ant-api-key", "api.anthropic.com")
+    assert auth_headers("anthropic", "sk-ant-api-key", "api.anthropic.com")["x-api-key"] == "sk-ant-api-key"
+    assert auth_headers("anthropic", "k", "litellm.internal")["authorization"] == "Bearer k"
+    assert "authorization" not in auth_headers("anthropic", "k", "API.Anthropic.com.")
 
 
 async def _openai_body_for(model: str) -> dict[str, Any]:
