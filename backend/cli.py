@@ -119,6 +119,7 @@ def _aws_settings(args: argparse.Namespace, settings: Settings) -> AwsSettings:
             bucket=args.bucket,
             workspace_inactivity=settings.workspace_inactivity,
             telemetry_retention=settings.telemetry_retention,
+            session_retention=settings.session_retention,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -414,8 +415,10 @@ def _purge(args: argparse.Namespace) -> int:
     settings = _settings(args)
     stores = _open_stores(args, settings)
     try:
+        now = SystemClock().now()
+        expired_before = now - settings.session_retention
         if args.dry_run:
-            cutoff = SystemClock().now() - settings.workspace_inactivity
+            cutoff = now - settings.workspace_inactivity
             stale = stores.workspaces.list_inactive(cutoff, _DRY_RUN_LISTED + 1)
             shown = [
                 {
@@ -432,14 +435,17 @@ def _purge(args: argparse.Namespace) -> int:
                         "inactiveBefore": cutoff.isoformat(),
                         "workspaces": shown,
                         "more": len(stale) > _DRY_RUN_LISTED,
+                        "expiredBefore": expired_before.isoformat(),
+                        "expiredSessions": stores.sessions.prune_expired(expired_before, dry_run=True),
                     }
                 )
             )
             return 0
         service = WorkspaceService(stores.workspaces, stores.content, _NoSessions(), SystemClock(), settings)
         report = service.purge()
+        sessions = stores.sessions.prune_expired(expired_before)
         indexed = service.index_backlog()
-        print(json.dumps({"purged": asdict(report), "indexed": indexed}))
+        print(json.dumps({"purged": asdict(report), "expiredSessions": sessions, "indexed": indexed}))
         return 0
     finally:
         stores.close()
@@ -559,7 +565,9 @@ def _parser() -> argparse.ArgumentParser:
     data_dir(keygen)
     keygen.set_defaults(run=_keygen)
 
-    purge = commands.add_parser("purge", help="remove inactive workspaces and orphaned content")
+    purge = commands.add_parser(
+        "purge", help="remove inactive workspaces, orphaned content and sessions past their retention"
+    )
     store(purge, ("local", "aws"))
     purge.add_argument(
         "--dry-run", action="store_true", help="list the workspaces a purge would remove; remove nothing"

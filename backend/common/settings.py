@@ -58,6 +58,9 @@ class Settings:
     client_clock_skew: timedelta = timedelta(minutes=5)
     """How far a client's timestamp may lie ahead of the server's clock where the server keeps order
     by it (a session history's ``snapshotAt``, an approval's ``decidedAt``); later ones get 400."""
+    session_retention: timedelta = timedelta(days=90)
+    """Sessions are kept this long after their bundle expired (past any resume), then purged: by
+    ``cowork-backend purge`` on the local store, by DynamoDB's TTL on AWS."""
     telemetry_retention: timedelta = timedelta(days=30)
     telemetry_max_rows: int = 1_000_000
     """Local store bound on telemetry rows; the oldest go first."""

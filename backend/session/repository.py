@@ -43,3 +43,9 @@ class SessionRepository(Protocol):
         """The user's sessions that have not ended and whose policy bundle is valid at ``now``: the
         sessions the ``sessionsPerUser`` quota counts."""
         ...
+
+    def prune_expired(self, expired_before: datetime, *, dry_run: bool = False) -> int:
+        """Delete every tenant's sessions whose bundle expired before ``expired_before`` (now less
+        the retention); how many went, or with ``dry_run`` would go. The AWS store answers 0: its
+        items carry a TTL of the same retention and DynamoDB deletes them itself."""
+        ...

@@ -259,6 +259,7 @@ def test_purge_dry_run_lists_the_inactive_workspaces_and_removes_nothing(
     assert report["dryRun"] is True
     assert [w["workspaceId"] for w in report["workspaces"]] == ["ws_stale"]
     assert report["more"] is False
+    assert report["expiredSessions"] == 0
     stores = open_local_stores(tmp_path)
     try:
         assert stores.workspaces.get("acme", "ws_stale") is not None

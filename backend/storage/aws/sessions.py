@@ -126,3 +126,7 @@ class DynamoSessionRepository:
                 if record.status not in TERMINAL:
                     found.append(record)
         return found
+
+    def prune_expired(self, expired_before: datetime, *, dry_run: bool = False) -> int:
+        # Each item's ``ttl`` is its expiry plus the same retention: DynamoDB deletes it itself.
+        return 0

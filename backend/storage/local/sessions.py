@@ -70,6 +70,13 @@ class LocalSessionRepository:
         )
         return [SessionRecord.from_document(loads(row[0])) for row in rows]
 
+    def prune_expired(self, expired_before: datetime, *, dry_run: bool = False) -> int:
+        cutoff = (timestamp(expired_before),)
+        if dry_run:
+            return int(self._db.query("SELECT COUNT(*) FROM sessions WHERE expires_at < ?", cutoff)[0][0])
+        with self._db.write() as connection:
+            return connection.execute("DELETE FROM sessions WHERE expires_at < ?", cutoff).rowcount
+
     def active_for_user(self, tenant_id: str, user_id: str, now: datetime) -> list[SessionRecord]:
         rows = self._db.query(
             "SELECT document FROM sessions WHERE tenant_id = ? AND user_id = ? AND expires_at > ?",

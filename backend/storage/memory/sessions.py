@@ -52,6 +52,14 @@ class MemorySessionRepository:
             ]
         return sorted(found, key=lambda r: r.created_at, reverse=True)[:limit]
 
+    def prune_expired(self, expired_before: datetime, *, dry_run: bool = False) -> int:
+        with self._lock:
+            gone = [key for key, r in self._records.items() if r.expires_at < expired_before]
+            if not dry_run:
+                for key in gone:
+                    del self._records[key]
+        return len(gone)
+
     def active_for_user(self, tenant_id: str, user_id: str, now: datetime) -> list[SessionRecord]:
         with self._lock:
             return [
