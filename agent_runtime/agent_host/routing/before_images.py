@@ -14,13 +14,20 @@ tasks' images are dropped first) and a file over :data:`MAX_FILE_BYTES` is not k
 way the preview says revert is not available for that file.
 
 Cost on a write: the before-image is one read and hash of the file (the first time a task touches it)
-plus one blob write; after the write, one read and hash of the result and one rewrite of the index
-(small: paths and hashes). Nothing is fsynced: the files survive the runtime's own crash (the kernel
-has them), and losing them to a power cut loses only the ability to revert.
+plus one blob write, both before the write; after it, the hash of the result (of the bytes the tool
+wrote when the caller has them, else one read) and a rewrite of the index (small: paths and hashes).
+That rewrite is not on the step's way to the next model call: it is queued to one writer thread,
+which coalesces rewrites that pile up, and whatever reads the index waits for it — a revert, the
+``exists`` check, another instance opened on the same directory, pruning, and the interpreter's exit.
+Nothing is fsynced: the files survive the runtime's own crash (the kernel has them), and losing them to
+a power cut — or the queued rewrite of the last quarter second (:data:`WRITE_DELAY_S`) to a kill —
+loses only the ability to revert those writes (a file whose write is not in the index is refused, never
+overwritten).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -74,6 +81,79 @@ _BLOBS = "blobs"
 _VERSION = 1
 
 BeforeKind = Literal["absent", "file", "unavailable"]
+
+#: How long a changed index waits before it is rewritten: the rewrites of a burst of steps become one,
+#: done while the task waits for the model rather than on a step's way to it.
+WRITE_DELAY_S = 0.25
+
+
+class _IndexWriter:
+    """One daemon thread that rewrites changed indexes :data:`WRITE_DELAY_S` after they change, in the
+    order queued; :meth:`wait` has everything queued so far written at once (and runs at exit)."""
+
+    def __init__(self, delay_s: float) -> None:
+        self._delay = delay_s
+        self._cond = threading.Condition()
+        self._queued: dict[BeforeImages, None] = {}
+        self._busy = False
+        self._waiters = 0
+        self._thread: threading.Thread | None = None
+
+    def queue(self, images: BeforeImages) -> None:
+        with self._cond:
+            self._queued[images] = None
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="before-images", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def wait(self) -> None:
+        """Return once every index queued before the call is written (blocking)."""
+        with self._cond:
+            self._waiters += 1
+            self._cond.notify_all()
+            try:
+                while self._queued or self._busy:
+                    if self._thread is None or not self._thread.is_alive():
+                        break  # no writer (after fork, or at exit): written below, in this thread
+                    self._cond.wait()
+                left, self._queued = list(self._queued), {}
+            finally:
+                self._waiters -= 1
+        for images in left:
+            images._save()
+
+    def forget(self) -> None:
+        """After ``fork``: the child has no writer thread, and the parent writes what it queued."""
+        self._cond = threading.Condition()
+        self._queued = {}
+        self._busy = False
+        self._waiters = 0
+        self._thread = None
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queued:
+                    self._cond.wait()
+                deadline = time.monotonic() + self._delay
+                while not self._waiters and (left := deadline - time.monotonic()) > 0:
+                    self._cond.wait(timeout=left)  # cut short only by a waiter
+                batch, self._queued = list(self._queued), {}
+                self._busy = True
+            try:
+                for images in batch:
+                    images._save()
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+
+_WRITER = _IndexWriter(WRITE_DELAY_S)
+atexit.register(_WRITER.wait)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_WRITER.forget)
 
 
 def changes_dir(data_dir: Path) -> Path:
@@ -164,6 +244,9 @@ class BeforeImages:
         self._max_file = max_file_bytes
         self._tasks: list[_TaskRecord] = []
         self._lock = threading.Lock()
+        self._dirty = False
+        """Records changed since the index was last written (a rewrite is queued)."""
+        _WRITER.wait()  # an instance on this directory may have queued a rewrite a moment ago
         self._load()
 
     @classmethod
@@ -173,7 +256,13 @@ class BeforeImages:
 
     @property
     def exists(self) -> bool:
+        self.flush()
         return (self._dir / _INDEX).is_file()
+
+    def flush(self) -> None:
+        """Wait until the index on disk has every change recorded so far (blocking)."""
+        if self._dirty:
+            _WRITER.wait()
 
     # ------------------------------------------------------------------ recording
 
@@ -213,9 +302,14 @@ class BeforeImages:
             # (the write's result is unknown), so one index write per call is enough.
             task.files[path] = record
 
-    def after_write(self, path: str, task_id: str) -> None:
-        """Note what the task's write left at ``path`` (blocking I/O; never raises)."""
-        state = read_state(path, max_keep=0, max_hash=MAX_HASH_BYTES)
+    def after_write(self, path: str, task_id: str, *, left: bytes | None = None) -> None:
+        """Note what the task's write left at ``path``: ``left``, the bytes the tool wrote when it
+        succeeded (hashed, not read back: a change by someone else since then must fail the revert's
+        comparison), or else what is there now (read: blocking I/O). Never raises."""
+        if left is not None:
+            state = FileState("file", size=len(left), digest=hashlib.sha256(left).digest())
+        else:
+            state = read_state(path, max_keep=0, max_hash=MAX_HASH_BYTES)
         with self._lock:
             task = next((t for t in self._tasks if t.task_id == task_id), None)
             record = task.files.get(path) if task is not None else None
@@ -227,7 +321,7 @@ class BeforeImages:
                 record.after_sha, record.after_known = state.digest.hex(), True
             else:
                 record.after_sha, record.after_known = None, False
-            self._save()
+            self._save_soon()
 
     # ------------------------------------------------------------------ reading
 
@@ -383,7 +477,8 @@ class BeforeImages:
         with self._lock:
             for record in target.records:
                 record.reverted = True
-            self._save()
+            self._save_soon()
+        self.flush()
         return RevertedFile(path=target.path, action=action)
 
     # ------------------------------------------------------------------ storage
@@ -457,13 +552,31 @@ class BeforeImages:
         except OSError as exc:
             logger.warning("could not keep the earlier content of a file for revert: %s", exc)
 
+    def _save_soon(self) -> None:
+        """Queue a rewrite of the index (called holding the lock). One queued rewrite takes every change
+        made until it runs, so a burst of writes costs one rewrite."""
+        if not self._dirty:
+            self._dirty = True
+            _WRITER.queue(self)
+
     def _save(self) -> None:
-        document = {
+        """The queued rewrite (by the writer; one batch at a time, so never an older one last)."""
+        with self._lock:
+            if not self._dirty:
+                return
+            self._dirty = False
+            document = self._document()
+        self._write_index(document)
+
+    def _document(self) -> dict[str, Any]:
+        return {
             "version": _VERSION,
             "tasks": [
                 {"taskId": t.task_id, "files": [r.to_json() for r in t.files.values()]} for t in self._tasks
             ],
         }
+
+    def _write_index(self, document: dict[str, Any]) -> None:
         try:
             private_directory(self._dir)
             replace_file(self._dir / _INDEX, json.dumps(document).encode("utf-8"), durable=False)
@@ -496,6 +609,7 @@ def prune_old_sessions(
     """Remove sessions' stored changes untouched for ``keep_days``; how many. Never raises."""
     root = changes_dir(data_dir)
     cutoff = now() - keep_days * 86400
+    _WRITER.wait()
     removed = 0
     try:
         entries = list(root.iterdir())

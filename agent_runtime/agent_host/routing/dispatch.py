@@ -84,6 +84,8 @@ _FILE_TOOLS = frozenset({Capability.FILE_READ, Capability.FILE_WRITE, Capability
 _REMOTE_TOOL_NAMES = frozenset(name.value for name in BackendToolName)
 """The Backend Tool Service's tools by name, known to be remote even when a session has none of them."""
 _CHANGES_FILES = frozenset({Capability.FILE_WRITE, Capability.FILE_DELETE})
+#: Up to this much written text is hashed on the event loop (well under a millisecond); more in a thread.
+_HASH_ON_LOOP_CHARS = 256 * 1024
 #: Tools that show or read the files below the path they name: its ``path`` defaults to the project
 #: folder, and each file they touch passes the policy's File.Read paths (``read_scope``).
 _SEARCH_TOOLS = frozenset({ToolName.LIST_DIRECTORY.value, ToolName.GLOB.value, ToolName.GREP.value})
@@ -388,7 +390,7 @@ class ToolDispatch:
         if moved is not None:
             return _failed(call.tool_name, call.tool_call_id, ids, ErrorCode.TOOL_EXECUTION_FAILED, moved)
         changes = prepared.facts.resolved_path if capability in _CHANGES_FILES else None
-        if changes is not None:
+        if changes is not None and not self._before_write_new_file(changes, task_id):
             await asyncio.to_thread(self._before_write, changes, task_id)
         request = ToolRequest(
             tool_name=call.tool_name,
@@ -413,14 +415,12 @@ class ToolDispatch:
         router = self._router_for(capability)
         try:
             async with deadline:
+                result = None
                 try:
                     result = await router.execute(request, check_redirect=check_redirect, **extra)
                 finally:
                     if changes is not None and self.before_images is not None:
-                        # Whatever the call's outcome: the file is what it is now, and a revert compares.
-                        await asyncio.shield(
-                            asyncio.to_thread(self.before_images.after_write, changes, task_id)
-                        )
+                        await self._after_write(self.before_images, changes, task_id, call, result)
         except TimeoutError:
             if not deadline.expired():
                 return self._crashed(call, ids)
@@ -591,6 +591,33 @@ class ToolDispatch:
             return None
         return self._patches.proposed_diff(path, edited.data)
 
+    @staticmethod
+    async def _after_write(
+        images: BeforeImages, path: str, task_id: str, call: ToolCall, result: ToolResult | None
+    ) -> None:
+        """Whatever the call's outcome: note what the file is now, which a revert compares with."""
+        content = call.arguments.get("content")
+        if (
+            result is not None
+            and result.status is ToolStatus.SUCCEEDED
+            and call.tool_name == ToolName.WRITE_FILE.value
+            and isinstance(content, str)
+            and len(content) <= _HASH_ON_LOOP_CHARS
+        ):
+            # A WriteFile that succeeded left exactly its content (UTF-8, as the tool encodes it):
+            # hashed here, no read back and no thread hop. The index is rewritten off this path.
+            images.after_write(path, task_id, left=content.encode("utf-8"))
+            return
+        await asyncio.shield(asyncio.to_thread(images.after_write, path, task_id))
+
+    def _before_write_new_file(self, path: str, task_id: str) -> bool:
+        """Record a path that does not exist yet, on the loop; False when it exists (read it in a thread).
+        Nothing to read or keep for a new file: two lstat calls, cheaper than a thread hop."""
+        if os.path.lexists(path):
+            return False
+        self._before_write(path, task_id)
+        return True
+
     def _before_write(self, path: str, task_id: str) -> None:
         self._patches.touch(path, task_id)
         if self.before_images is not None:
@@ -629,6 +656,8 @@ class ToolDispatch:
             await self._router.aclose()
         finally:
             self._patches.clear()
+            if self.before_images is not None:
+                await asyncio.to_thread(self.before_images.flush)
 
 
 @asynccontextmanager

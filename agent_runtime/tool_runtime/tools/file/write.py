@@ -56,29 +56,17 @@ class WriteFile(Tool[WriteFileArguments]):
                 ErrorCode.FILE_TOO_LARGE,
                 f"Content is {len(data)} bytes, over the {context.max_file_size_bytes}-byte limit: {path}",
             )
-        # Disk writes and the diff run off the event loop; if the call is cancelled meanwhile, the
-        # write still completes or not at all (never half), the result is just not reported.
-        before = await asyncio.to_thread(_write, path, data, args.create_directories)
-        if context.reads is not None:
-            # The agent knows what it just wrote: an EditFile of it needs no ReadFile first.
-            await asyncio.to_thread(remember_written, context.reads, path, data)
         label = diff_label(context.platform, path, context.workspace_root)
-        text = f"Wrote {len(data)} bytes to {path}"
-        if before is not None and before.size == len(data) and before.content == data:
-            return ToolOutput(text=text + " (content unchanged)")
-        old_text = (
-            None
-            if before is None or before.size > DIFF_INPUT_LIMIT
-            else decode_with_fallback(before.content, context.platform.fallback_encodings("utf-8"))
-        )
+        encodings = context.platform.fallback_encodings("utf-8")
+        # The write, noting it as read and the diff run off the event loop in one thread hop; if the
+        # call is cancelled meanwhile, the write still completes or not at all (never half), the
+        # result is just not reported.
         diff = await asyncio.to_thread(
-            unified_diff,
-            label,
-            old_text,
-            args.content,
-            old_bytes=None if before is None else before.content,
-            old_size=None if before is None else before.size,
+            _write_and_diff, path, data, args, label=label, reads=context.reads, encodings=encodings
         )
+        text = f"Wrote {len(data)} bytes to {path}"
+        if diff is None:
+            return ToolOutput(text=text + " (content unchanged)")
         artifact = inline_or_spooled(
             context.spool, ArtifactType.FILE_DIFF, f"{label.rsplit('/', 1)[-1]}.diff", "text/x-diff", diff
         )
@@ -91,6 +79,36 @@ class _Before:
 
     size: int
     content: bytes
+
+
+def _write_and_diff(
+    path: str,
+    data: bytes,
+    args: WriteFileArguments,
+    *,
+    label: str,
+    reads: ReadLedger | None,
+    encodings: tuple[str, ...],
+) -> str | None:
+    """Write ``data``, note it as read, and diff it with what it replaced (None: nothing changed)."""
+    before = _write(path, data, args.create_directories)
+    if reads is not None:
+        # The agent knows what it just wrote: an EditFile of it needs no ReadFile first.
+        remember_written(reads, path, data)
+    if before is not None and before.size == len(data) and before.content == data:
+        return None
+    old_text = (
+        None
+        if before is None or before.size > DIFF_INPUT_LIMIT
+        else decode_with_fallback(before.content, encodings)
+    )
+    return unified_diff(
+        label,
+        old_text,
+        args.content,
+        old_bytes=None if before is None else before.content,
+        old_size=None if before is None else before.size,
+    )
 
 
 def _write(path: str, data: bytes, create_directories: bool) -> _Before | None:
