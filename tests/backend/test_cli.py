@@ -200,6 +200,7 @@ def test_the_purge_command_reports_what_it_removed(
     report = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert report == {
         "purged": {"workspaces": 0, "artifacts": 0, "orphaned_artifacts": 0, "orphaned_content": 0},
+        "expiredSessions": 0,
         "indexed": 0,
     }
 
