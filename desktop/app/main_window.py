@@ -269,8 +269,20 @@ class MainWindow(QMainWindow):
         self.workbench = workbench
         self.runner = workbench.runner
         self.approval_dialog = approval_dialog
-        workbench.sidebar_changed.append(self._sidebar_changed)
-        workbench.current_changed.append(self._current_changed)
+        sidebar_changed, current_changed = self._sidebar_changed, self._current_changed
+        workbench.sidebar_changed.append(sidebar_changed)
+        workbench.current_changed.append(current_changed)
+
+        def detach() -> None:
+            # A refresh still in flight when the window goes must not draw into deleted widgets.
+            for callbacks, callback in (
+                (workbench.sidebar_changed, sidebar_changed),
+                (workbench.current_changed, current_changed),
+            ):
+                if callback in callbacks:
+                    callbacks.remove(callback)
+
+        self.destroyed.connect(lambda *_: detach())
         runner = workbench.runner
         runner.guard(self.composer.send_button, self._can_send_text)
         runner.guard(self.send_action, self._can_send)
