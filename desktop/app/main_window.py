@@ -95,6 +95,7 @@ class MainWindow(QMainWindow):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
+        self._closed_for_good = False
         self.setWindowTitle("Cowork")
         self.resize(1180, 760)
         self._about = about
@@ -275,6 +276,7 @@ class MainWindow(QMainWindow):
 
         def detach() -> None:
             # A refresh still in flight when the window goes must not draw into deleted widgets.
+            self._closed_for_good = True
             for callbacks, callback in (
                 (workbench.sidebar_changed, sidebar_changed),
                 (workbench.current_changed, current_changed),
@@ -386,6 +388,8 @@ class MainWindow(QMainWindow):
 
     def present(self, problem: Problem, context: object | None) -> None:
         """The one place failures are shown: the conversation's banner, or the window's."""
+        if self._closed_for_good:
+            return  # a call that failed after the window went: nothing left to show it in
         banner = Banner(f"{problem.title}: {problem.message}", Tone.ERROR, problem.action)
         logger.info("shown to the user: %s", banner.text)
         if isinstance(context, ConversationSession):
