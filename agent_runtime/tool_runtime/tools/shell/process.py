@@ -1,8 +1,11 @@
 """Starting a command's process, pumping its output, and killing its whole tree (seed 003 §6.2).
 
-Output is read by plain threads rather than asyncio's subprocess transports: one code path for every
-OS (the Windows proactor cannot read pipes from a ``Popen`` started with a verbatim ``cmd.exe``
-command line, which cmd's quoting rules require), and the bytes are processed off the event loop.
+The process is a plain ``Popen`` rather than asyncio's subprocess transports: the Windows proactor
+cannot read pipes from a ``Popen`` started with a verbatim ``cmd.exe`` command line, which cmd's
+quoting rules require. On POSIX the event loop watches its pipes (and, on Linux, a pidfd for its exit)
+itself: no thread to hand each command to and back from — a reused thread's wake-up and the loop's
+wake-up from it cost about 0.9 ms of a ``true`` that takes 0.7 ms to start and reap (1.6 ms in all).
+Windows pipes cannot be polled, so there plain threads read them.
 
 The tree: on POSIX the shell leads a new session and process group, so ``killpg`` reaches everything
 that stayed in it; processes that left it (``setsid``, daemons) are found by the run id every
@@ -18,7 +21,6 @@ import functools
 import logging
 import os
 import queue
-import select
 import signal
 import subprocess
 import sys
@@ -39,6 +41,7 @@ __all__ = [
     "ProcessTree",
     "command_environment",
     "in_thread",
+    "process_exit",
     "spawn",
 ]
 
@@ -51,7 +54,6 @@ SECRET_ENVIRONMENT: tuple[str, ...] = ("COWORK_RPC_SECRET", "LLM_GATEWAY_AUTH_TO
 RUN_ID_VARIABLE = "COWORK_TOOL_RUN_ID"
 
 _READ_CHUNK = 256 * 1024
-_POLL_INTERVAL_MS = 250
 _GONE_POLL_SECONDS = 0.02
 _SWEEP_ROUNDS = 5
 
@@ -200,26 +202,89 @@ def write_stdin(pipe: IO[bytes], data: bytes) -> None:
             pipe.close()
 
 
+def process_exit(loop: asyncio.AbstractEventLoop, process: subprocess.Popen[bytes]) -> asyncio.Future[int]:
+    """A future that settles with the process's exit status once it has exited (and been reaped):
+    the loop watches a pidfd on Linux; elsewhere a thread waits."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return in_thread(loop, process.wait, "cowork-wait")
+    try:
+        pidfd = pidfd_open(process.pid)
+    except OSError:  # a kernel before 5.3, or a sandbox that refuses the call
+        return in_thread(loop, process.wait, "cowork-wait")
+    future: asyncio.Future[int] = loop.create_future()
+
+    def exited() -> None:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+        if not future.done():
+            future.set_result(process.wait())  # it has exited: this only reaps it
+
+    loop.add_reader(pidfd, exited)
+    return future
+
+
 class OutputPump:
     """Reads stdout and stderr into their captures until both end (or ``stop`` is called)."""
 
     def __init__(self, streams: list[tuple[IO[bytes], StreamCapture]]) -> None:
         self._streams = streams
         self._stop = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._open: dict[int, tuple[IO[bytes], StreamCapture]] = {}
+        self._ended: asyncio.Future[None] | None = None
 
     def start(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
-        if sys.platform != "win32":
-            reader = functools.partial(_read_polled, self._streams, self._stop)
-            return in_thread(loop, reader, "cowork-output")
-        futures = [
-            in_thread(loop, functools.partial(self._read_blocking, pipe, capture), "cowork-output")
-            for pipe, capture in self._streams
-        ]
-        return asyncio.ensure_future(_all(futures))
+        if sys.platform == "win32":
+            futures = [
+                in_thread(loop, functools.partial(self._read_blocking, pipe, capture), "cowork-output")
+                for pipe, capture in self._streams
+            ]
+            return asyncio.ensure_future(_all(futures))
+        self._loop = loop
+        self._ended = loop.create_future()
+        for pipe, capture in self._streams:
+            fd = pipe.fileno()
+            os.set_blocking(fd, False)
+            self._open[fd] = (pipe, capture)
+            loop.add_reader(fd, self._readable, fd)
+        return self._ended
 
     def stop(self) -> None:
         """Stop reading soon, even if some process still holds the pipes open."""
         self._stop.set()
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._close_all)
+
+    def _readable(self, fd: int) -> None:
+        capture = self._open[fd][1]
+        try:
+            chunk = os.read(fd, _READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if chunk:
+            capture.feed(chunk)
+        else:
+            self._close(fd)
+
+    def _close(self, fd: int) -> None:
+        entry = self._open.pop(fd, None)
+        if entry is None:
+            return
+        pipe, capture = entry
+        assert self._loop is not None
+        self._loop.remove_reader(fd)
+        capture.close()
+        with contextlib.suppress(OSError):
+            pipe.close()
+        if not self._open and self._ended is not None and not self._ended.done():
+            self._ended.set_result(None)
+
+    def _close_all(self) -> None:
+        for fd in list(self._open):
+            self._close(fd)
 
     def _read_blocking(self, pipe: IO[bytes], capture: StreamCapture) -> None:
         # Windows pipes cannot be polled; a blocking read ends when the last writer is gone.
@@ -233,32 +298,6 @@ class OutputPump:
             capture.close()
             with contextlib.suppress(OSError):
                 pipe.close()
-
-
-if sys.platform != "win32":
-
-    def _read_polled(streams: list[tuple[IO[bytes], StreamCapture]], stop: threading.Event) -> None:
-        # poll, not select: select cannot watch descriptors numbered above 1023.
-        poller = select.poll()
-        captures: dict[int, StreamCapture] = {}
-        for pipe, capture in streams:
-            captures[pipe.fileno()] = capture
-            poller.register(pipe.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
-        try:
-            while captures and not stop.is_set():
-                for fd, _ in poller.poll(_POLL_INTERVAL_MS):
-                    chunk = os.read(fd, _READ_CHUNK)
-                    if chunk:
-                        captures[fd].feed(chunk)
-                    else:
-                        poller.unregister(fd)
-                        captures.pop(fd).close()
-        finally:
-            for capture in captures.values():
-                capture.close()
-            for pipe, _ in streams:
-                with contextlib.suppress(OSError):
-                    pipe.close()
 
 
 async def _all(futures: list[asyncio.Future[None]]) -> None:

@@ -19,6 +19,7 @@ from agent_runtime.tool_runtime.tools.shell.process import (
     ProcessTree,
     command_environment,
     in_thread,
+    process_exit,
     spawn,
     write_stdin,
 )
@@ -105,7 +106,7 @@ class RunCommand(Tool[RunCommandArguments]):
         if stdin_data is not None:
             assert process.stdin is not None
             in_thread(loop, lambda: write_stdin(process.stdin, stdin_data), "cowork-stdin")  # type: ignore[arg-type]
-        exited = in_thread(loop, process.wait, "cowork-wait")
+        exited = process_exit(loop, process)
         tree = ProcessTree(process, run_id, context.platform, self._kill_grace)
         timed_out = leftovers = False
         try:
