@@ -11,6 +11,7 @@ shows the change.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import stat
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from agent_runtime.tool_runtime.output.artifacts import inline_or_spooled
 from agent_runtime.tool_runtime.output.results import ToolOutput
 from agent_runtime.tool_runtime.tools.base import Arguments, Tool, ToolContext
 from agent_runtime.tool_runtime.tools.file.atomic import write_atomically
-from agent_runtime.tool_runtime.tools.file.common import os_failure
+from agent_runtime.tool_runtime.tools.file.common import os_failure, runs_inline
 from agent_runtime.tool_runtime.tools.file.diff import diff_label, unified_diff
 from agent_runtime.tool_runtime.tools.file.read import open_regular_file
 from agent_runtime.tool_runtime.tools.file.write import remember_written
@@ -74,8 +75,12 @@ class EditFile(Tool[EditFileArguments]):
         if context.reads is None:
             raise ToolFailure(ErrorCode.TOOL_EXECUTION_FAILED, "EditFile needs the session's record of reads")
         label = diff_label(context.platform, path, context.workspace_root)
-        # Off the event loop, in one hop: the read, the fsyncs of the atomic write and the diff.
-        edited, diff = await asyncio.to_thread(_edit_and_diff, path, label, args, context, context.reads)
+        edit = functools.partial(_edit_and_diff, path, label, args, context, context.reads)
+        if not args.replace_all and runs_inline(path, len(args.new_string)):
+            edited, diff = edit()
+        else:
+            # Off the event loop, in one hop: the read, the fsyncs of the atomic write and the diff.
+            edited, diff = await asyncio.to_thread(edit)
         artifact = inline_or_spooled(
             context.spool, ArtifactType.FILE_DIFF, f"{label.rsplit('/', 1)[-1]}.diff", "text/x-diff", diff
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import stat
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from agent_runtime.tool_runtime.output.artifacts import inline_or_spooled
 from agent_runtime.tool_runtime.output.results import ToolOutput
 from agent_runtime.tool_runtime.tools.base import Arguments, Tool, ToolContext
 from agent_runtime.tool_runtime.tools.file.atomic import write_atomically
-from agent_runtime.tool_runtime.tools.file.common import decode_with_fallback, os_failure
+from agent_runtime.tool_runtime.tools.file.common import decode_with_fallback, os_failure, runs_inline
 from agent_runtime.tool_runtime.tools.file.diff import DIFF_INPUT_LIMIT, diff_label, unified_diff
 from agent_runtime.tool_runtime.tools.ledger import ReadLedger, fingerprint_of
 from contracts.enums import ArtifactType, Capability, ToolName
@@ -58,12 +59,15 @@ class WriteFile(Tool[WriteFileArguments]):
             )
         label = diff_label(context.platform, path, context.workspace_root)
         encodings = context.platform.fallback_encodings("utf-8")
-        # The write, noting it as read and the diff run off the event loop in one thread hop; if the
-        # call is cancelled meanwhile, the write still completes or not at all (never half), the
-        # result is just not reported.
-        diff = await asyncio.to_thread(
+        write = functools.partial(
             _write_and_diff, path, data, args, label=label, reads=context.reads, encodings=encodings
         )
+        if runs_inline(path, len(data)):
+            diff = write()
+        else:
+            # Off the event loop in one thread hop; if the call is cancelled meanwhile, the write
+            # still completes or not at all (never half), the result is just not reported.
+            diff = await asyncio.to_thread(write)
         text = f"Wrote {len(data)} bytes to {path}"
         if diff is None:
             return ToolOutput(text=text + " (content unchanged)")
