@@ -51,6 +51,7 @@ from agent_runtime.agent_host.llm.prompt_cache import log_invalidation
 from agent_runtime.agent_host.policy import Denied, PolicyExpired
 from agent_runtime.agent_host.session_runtime.persist import save_snapshot
 from agent_runtime.agent_host.thread import ContextSelection, ContextWindowExceeded, utc_now
+from agent_runtime.agent_host.uploads import MODEL_WAIT_S
 from contracts.checklist import SESSION_TOOL_NAMES
 from contracts.enums import (
     TOOL_CAPABILITIES,
@@ -451,6 +452,8 @@ class AgentLoop:
             )
         )
         self._llm_call = call
+        if ctx.uploads is not None:
+            ctx.uploads.release(after_s=MODEL_WAIT_S)
         try:
             response = await call
         except asyncio.CancelledError:
@@ -477,6 +480,8 @@ class AgentLoop:
             return await self._finish(task, TaskEnd.FAILED, "llm_failed", exc.shape)
         finally:
             self._llm_call = None
+            if ctx.uploads is not None:
+                ctx.uploads.hold()
 
         usage = response.usage
         if not usage.reported:
@@ -694,6 +699,7 @@ class AgentLoop:
         content = json.dumps(history.to_wire(), ensure_ascii=False, default=str).encode()
         self._history_sent = unchanged
         if ctx.uploads is not None:
+            ctx.uploads.release()
             ticket = await ctx.uploads.put(
                 workspace_id=ctx.workspace_id,
                 session_id=ctx.session_id,

@@ -6,12 +6,13 @@ the agent loop: admitted by the policy's ``Workspace.Upload`` (:mod:`.admission`
 from __future__ import annotations
 
 from .admission import PolicyAdmission, UploadIntent
-from .queue import MAX_PENDING_BYTES, SENT, Uploader, UploadQueue
+from .queue import MAX_PENDING_BYTES, MODEL_WAIT_S, SENT, Uploader, UploadQueue
 from .spool import ENTRY_SUFFIX, SpooledUpload, UploadSpool
 
 __all__ = [
     "ENTRY_SUFFIX",
     "MAX_PENDING_BYTES",
+    "MODEL_WAIT_S",
     "SENT",
     "PolicyAdmission",
     "SpooledUpload",

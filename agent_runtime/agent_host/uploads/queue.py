@@ -19,6 +19,16 @@ and keeps the rest for later:
   runtimes starting at once — is stored once; and the service keeps the newest ``session_history``
   whatever order histories arrive in.
 
+A step's work comes first: :meth:`UploadQueue.hold` (the model's answer arrived) keeps the queue from
+sending until :meth:`UploadQueue.release` — called when the task ends, and :data:`MODEL_WAIT_S` into
+each wait for the model — or :data:`HOLD_S` at most. Sending costs the runtime's loop about 1 ms of
+work (the request built and written, its answer read) and the service as much on the other core:
+measured against a zero-latency model, an upload sent as soon as it was put added about 1 ms to the
+WriteFile step that made it, and as much when it was sent just after the next model request had been
+started (that request is written a few loop turns later). A real model takes far longer than 10 ms
+to answer, so there every upload goes while the loop has nothing else to do; against one that
+answers at once they go between tasks (and one every :data:`HOLD_S` while steps follow each other).
+
 Artifacts are written without fsync (a crash of the runtime does not lose them; a power cut in the
 milliseconds before they are sent may, and §7.5 makes artifacts best effort anyway); a history is
 put ``durable``. :meth:`UploadQueue.settle` lets the loop hold a task's terminal event until the
@@ -54,7 +64,7 @@ from contracts.validation import invalid_request
 from .admission import UploadIntent
 from .spool import SpooledUpload, UploadSpool
 
-__all__ = ["MAX_PENDING_BYTES", "SENT", "UploadQueue", "Uploader"]
+__all__ = ["HOLD_S", "MAX_PENDING_BYTES", "MODEL_WAIT_S", "SENT", "UploadQueue", "Uploader"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +79,11 @@ MAX_AGE_S = 7 * 24 * 3600.0
 SETTLE_TIMEOUT_S = 30.0
 """The longest :meth:`UploadQueue.settle` waits for a service that answers slowly (the backend client's
 read timeout): a task's end is not held longer."""
+HOLD_S = 0.1
+"""The longest :meth:`UploadQueue.hold` keeps uploads back: a step that takes longer (a long command,
+an approval) is waiting itself, and a missed :meth:`UploadQueue.release` costs no more than this."""
+MODEL_WAIT_S = 0.01
+"""How long the loop has waited for the model before uploads go (module docstring)."""
 _INLINE_BYTES = 256 * 1024
 """Entries up to this size are written and read on the event loop; larger ones on a worker thread."""
 _RETRY = RetrySettings(max_retries=0, base_s=2.0, cap_s=60.0)
@@ -104,6 +119,7 @@ class UploadQueue:
         on_failed: Callable[[str, str], None] | None = None,
         admit: Callable[[UploadIntent], str | None] | None = None,
         max_pending_bytes: int = MAX_PENDING_BYTES,
+        hold_s: float = HOLD_S,
         retry: RetrySettings = _RETRY,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         random: Callable[[], float] = random_module.random,
@@ -115,6 +131,7 @@ class UploadQueue:
         self._on_failed = on_failed
         self._admit = admit
         self._max_pending_bytes = max_pending_bytes
+        self._hold_s = hold_s
         self._retry = retry
         self._sleep = sleep
         self._random = random
@@ -123,6 +140,9 @@ class UploadQueue:
         self._pending_bytes = 0
         self._wake = asyncio.Event()
         self._stalled = asyncio.Event()
+        self._released = asyncio.Event()
+        self._released.set()
+        self._release_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -145,6 +165,26 @@ class UploadQueue:
         self._task = asyncio.get_running_loop().create_task(self._drain(), name="upload-queue")
         if self._entries:
             self._wake.set()
+
+    def hold(self) -> None:
+        """The agent loop works on a step: keep what is put from being sent until :meth:`release`, or
+        ``hold_s`` (:data:`HOLD_S`) at most (an upload already on its way goes on)."""
+        self._cancel_release()
+        self._released.clear()
+
+    def release(self, *, after_s: float = 0.0) -> None:
+        """The agent loop waits (for the model, or the task's end): send what waits — ``after_s``
+        from now, unless :meth:`hold` comes first."""
+        self._cancel_release()
+        if after_s > 0:
+            self._release_timer = asyncio.get_running_loop().call_later(after_s, self._released.set)
+        else:
+            self._released.set()
+
+    def _cancel_release(self) -> None:
+        if self._release_timer is not None:
+            self._release_timer.cancel()
+            self._release_timer = None
 
     async def put(
         self,
@@ -219,6 +259,7 @@ class UploadQueue:
     async def aclose(self) -> None:
         """Stop sending; whatever is not sent yet stays in the spool for the next runtime."""
         self._closed = True
+        self._cancel_release()
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
@@ -272,6 +313,9 @@ class UploadQueue:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
+            if not self._released.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._released.wait(), self._hold_s)
             entry = self._entries[0]
             outcome = await self._send(entry)
             if outcome is None:  # the service cannot be reached: keep it, wait, try again

@@ -17,6 +17,7 @@ import pytest
 
 from agent_runtime.agent_host.services import BackendRejected, BackendUnreachable
 from agent_runtime.agent_host.uploads import SENT, SpooledUpload, UploadQueue, UploadSpool
+from agent_runtime.agent_host.uploads.queue import HOLD_S
 from contracts.enums import ArtifactType
 from contracts.errors import ErrorCode, ErrorShape
 from contracts.rest.workspaces import ArtifactUploadRequest, ArtifactUploadResponse
@@ -159,6 +160,57 @@ async def test_put_returns_before_the_service_has_answered(spool: UploadSpool) -
         assert await queue.settle(ticket) == SENT
     finally:
         await queue.aclose()
+
+
+async def test_while_the_loop_works_on_a_step_nothing_is_sent_until_it_waits_again(
+    spool: UploadSpool,
+) -> None:
+    service = Service()
+    queue, _ = make_queue(spool, service, hold_s=30.0)
+    queue.start()
+    try:
+        queue.hold()  # the model's answer arrived: the step's tools run
+        ticket = await put(queue, "a.diff")
+        await asyncio.sleep(0.05)
+        assert service.names == []
+        assert len(spool.entries()) == 1
+        queue.release()  # the loop waits for the model
+        assert await queue.settle(ticket) == SENT
+    finally:
+        await queue.aclose()
+    assert service.names == ["a.diff"]
+
+
+async def test_a_release_after_a_delay_is_called_off_by_the_next_hold(spool: UploadSpool) -> None:
+    service = Service()
+    queue, _ = make_queue(spool, service, hold_s=30.0)
+    queue.start()
+    try:
+        queue.hold()
+        ticket = await put(queue, "a.diff")
+        queue.release(after_s=0.02)  # a model that answers within this: nothing is sent meanwhile
+        queue.hold()
+        await asyncio.sleep(0.1)
+        assert service.names == []
+        queue.release(after_s=0.02)  # a slower one: the upload goes while it is awaited
+        assert await queue.settle(ticket, timeout_s=10) == SENT
+    finally:
+        await queue.aclose()
+
+
+async def test_a_hold_never_released_keeps_an_upload_back_only_briefly(spool: UploadSpool) -> None:
+    service = Service()
+    queue, _ = make_queue(spool, service, hold_s=0.2)
+    queue.start()
+    try:
+        queue.hold()
+        started = time.monotonic()
+        ticket = await put(queue, "a.diff")
+        assert await queue.settle(ticket, timeout_s=10) == SENT
+        assert 0.2 <= time.monotonic() - started < 5
+    finally:
+        await queue.aclose()
+    assert HOLD_S <= 0.1  # what a missed release costs a real session at most
 
 
 async def test_a_refused_upload_is_dropped_and_reported_and_the_next_ones_go_on(spool: UploadSpool) -> None:
