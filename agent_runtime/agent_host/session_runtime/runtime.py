@@ -258,12 +258,16 @@ class SessionRuntime:
             workspace_paths=list(self.workspace_paths),
             project_instructions=self.instructions if self.instructions.files else None,
             transcript=TranscriptBucket(
-                messages=self.thread.to_checkpoint_thread(),
+                messages=[],
                 session_tokens_used=self.thread.session_tokens_used,
                 latest_user_message=self.transcript.latest(Role.USER),
                 latest_assistant_message=self.transcript.latest(Role.ASSISTANT),
                 compaction=compaction if compaction != CompactionState() else None,
                 counted_with=self.thread.counted_with,
+            ).model_copy(
+                # Each message was validated when it joined the thread; validating all of them again
+                # for every step's record cost 0.35 ms a record at 1,000 messages.
+                update={"messages": self.thread.to_checkpoint_thread()}
             ),
             tooling=ToolingBucket(
                 failures=RunawayState(
