@@ -185,6 +185,15 @@ def _received(url: str) -> list[float]:
     return sorted(float(r["receivedAt"]) for r in requests if r["method"] == "POST")
 
 
+def _exchanges(url: str) -> list[tuple[float, float]]:
+    """Each model request's arrival and the end of its answer, on the gateway's clock, in order (what
+    ``bench_peers`` measures every agent by: response end to next request, last response to exit)."""
+    with urllib.request.urlopen(f"{url}/_scripted/requests", timeout=10) as response:
+        requests = json.load(response)["requests"]
+    posts = [r for r in requests if r["method"] == "POST" and r["completedAt"] is not None]
+    return sorted((float(r["receivedAt"]), float(r["completedAt"])) for r in posts)
+
+
 @dataclass(frozen=True)
 class Setup:
     command: list[str]
@@ -235,6 +244,7 @@ def _run(setup: Setup, root: Path, steps: int, run: int) -> dict[str, Any]:
         ended = exited[0] - started_wall if exited else float("nan")
         exec_peak, runtime_peak = memory.stop()
         requests = _received(url)
+        exchanges = _exchanges(url)
     kinds = [event["eventType"] for event in events]
     stderr = "".join(stderr_lines)
     assert cowork.returncode == 0, f"exit {cowork.returncode}: {stderr}"
@@ -263,6 +273,10 @@ def _run(setup: Setup, root: Path, steps: int, run: int) -> dict[str, Any]:
         "exec_peak_rss_mb": exec_peak / 2**20,
         "steps": list(zip(tools, durations, strict=False)),
         "outside": outside,
+        "started_at": started_wall,
+        "exited_at": exited[0] if exited else float("nan"),
+        "exchanges": exchanges,
+        "tools": tools,
     }
 
 

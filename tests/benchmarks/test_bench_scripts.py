@@ -4,8 +4,12 @@ figures are not judged here — the scripts print them against their targets).""
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,3 +118,98 @@ def test_the_benchmark_prints_a_figure_for_every_measure(script: str) -> None:
     assert result.returncode == 0, result.stderr[-4000:]
     for label, _, _, _ in importlib.import_module(module).TARGETS.values():
         assert label in result.stdout
+
+
+def _post(url: str, body: dict[str, Any]) -> tuple[str, bytes]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.headers["Content-Type"], response.read()
+
+
+def _events(stream: bytes) -> list[Any]:
+    return [json.loads(line[6:]) for line in stream.decode().splitlines() if line.startswith("data: ")]
+
+
+def test_the_peer_gateways_play_the_task_in_each_api_and_record_it(tmp_path: Path) -> None:
+    """bench_peers' scripted models for Claude Code (Messages API) and Codex (Responses API), each in
+    its own process on loopback as the benchmark runs them (CI has no peers to drive them)."""
+    from tests.benchmarks.bench_peers import check_record, gateway_record, peer_gateway
+
+    claude_tools = [{"name": name, "input_schema": {"type": "object"}} for name in ("Bash", "Read", "Write")]
+    prompt = [{"role": "user", "content": "go"}]
+    with peer_gateway("anthropic", 3, tmp_path, 1, 0) as url:
+        # A side request (no tools: a title prompt) does not consume the script.
+        kind, body = _post(f"{url}/v1/messages", {"model": "haiku", "max_tokens": 32, "messages": prompt})
+        assert kind == "application/json"
+        assert json.loads(body)["content"][0]["type"] == "text"
+        first = {"model": "opus", "stream": True, "tools": claude_tools, "messages": prompt}
+        kind, stream = _post(f"{url}/v1/messages", first)
+        assert kind == "text/event-stream"
+        events = _events(stream)
+        started = [e["content_block"] for e in events if e["type"] == "content_block_start"]
+        assert started == [{"type": "tool_use", "id": "toolu_peer_000", "name": "Write", "input": {}}]
+        deltas = [e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta"]
+        written = tmp_path / "peer_1_step_0.txt"
+        assert json.loads("".join(deltas)) == {"file_path": str(written), "content": "step 0 content\n"}
+        # The tool result comes back in the next request: the write step is done, the read is next.
+        result = {"type": "tool_result", "tool_use_id": "toolu_peer_000", "content": "File created"}
+        second = {**first, "messages": [*prompt, {"role": "user", "content": [result]}]}
+        events = _events(_post(f"{url}/v1/messages", second)[1])
+        names = [e["content_block"]["name"] for e in events if e["type"] == "content_block_start"]
+        assert names == ["Read"]
+        _, counted = _post(f"{url}/v1/messages/count_tokens", first)
+        assert json.loads(counted)["input_tokens"] > 0
+        record = gateway_record(url)
+    played = [(r["kind"], r["turn"]) for r in record]
+    assert played == [("side", None), ("main", 0), ("main", 1), ("side", None)]
+    assert record[2]["lastResultOk"] is True
+    assert all(r["completedAt"] >= r["receivedAt"] for r in record)
+
+    codex_tools = [
+        {"type": "function", "name": "exec_command", "parameters": {}},
+        {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
+    ]
+    with peer_gateway("responses", 3, tmp_path, 2, 0) as url:
+        request: dict[str, Any] = {"model": "gpt", "stream": True, "tools": codex_tools, "input": []}
+        items: list[Any] = []
+        for output in (None, "Success. Updated the following files", "Output:\nstep 0 content\n"):
+            if output is not None:
+                call = items[-1]
+                answer = {"type": f"{call['type']}_output", "call_id": call["call_id"], "output": output}
+                request["input"] = [*request["input"], call, answer]
+            events = _events(_post(f"{url}/v1/responses", request)[1])
+            assert events[-1]["type"] == "response.completed"
+            items.append(next(e["item"] for e in events if e["type"] == "response.output_item.done"))
+        record = gateway_record(url)
+    patch, read, final = items
+    assert (patch["type"], patch["name"]) == ("custom_tool_call", "apply_patch")
+    assert f"*** Add File: {tmp_path / 'peer_2_step_0.txt'}" in patch["input"]
+    assert read["name"] == "exec_command"
+    assert json.loads(read["arguments"]) == {"cmd": f"cat {tmp_path / 'peer_2_step_0.txt'}"}
+    assert (final["type"], final["content"][0]["text"]) == ("message", "Done.")
+    # Both tool steps came back right and the answer was played: the run counts.
+    assert check_record(record, 3) is None
+    # A read that did not return the file's content does not.
+    record[2]["lastResultOk"] = False
+    assert "tool results of steps [1]" in (check_record(record, 3) or "")
+
+
+def test_the_peer_benchmark_measures_cowork_from_the_gateway() -> None:
+    """bench_peers' Cowork column: the real cowork exec through bench_exec, its figures taken at the
+    gateway like the peers' (the peers themselves are not installed in CI)."""
+    from tests.benchmarks.bench_peers import TARGETS
+
+    tiny = ["--only", "cowork", "--steps", "4", "--runs", "2"]
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.benchmarks.bench_peers", *tiny],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    for key, (label, _, _, _) in TARGETS.items():
+        if key.startswith("cowork_"):
+            assert label in result.stdout
