@@ -609,7 +609,7 @@ class AgentLoop:
         # Seed 002 "Terminal Status Synchronization": the terminal state is persisted — checkpoint,
         # snapshot event, history — before the terminal event announces it.
         self._checkpoint(task, snapshot_event=True)
-        await self.upload_history(task, wait=not self.ending_session)
+        await self.upload_history(task, wait=not (self.ending_session or task.last_task))
         self._emit(
             event,
             task,
@@ -684,8 +684,9 @@ class AgentLoop:
         the terminal event either way (seed 002) — and ``wait`` then holds the caller until it reached
         the service, while the service can be reached; one that cannot stays spooled and is sent later
         (:mod:`~agent_runtime.agent_host.uploads`). ``wait=False`` (the session's end) only spools it:
-        the runtime's exit never waits on the network. A snapshot of a session unchanged since the last
-        one is not sent again."""
+        the runtime's exit never waits on the network, and nothing held back while the task ran
+        (:meth:`~agent_runtime.agent_host.uploads.UploadQueue.hold`) is started on its way out. A
+        snapshot of a session unchanged since the last one is not sent again."""
         ctx = self._ctx
         if ctx.uploader is None and ctx.uploads is None:
             return
@@ -699,7 +700,8 @@ class AgentLoop:
         content = json.dumps(history.to_wire(), ensure_ascii=False, default=str).encode()
         self._history_sent = unchanged
         if ctx.uploads is not None:
-            ctx.uploads.release()
+            if wait:
+                ctx.uploads.release()
             ticket = await ctx.uploads.put(
                 workspace_id=ctx.workspace_id,
                 session_id=ctx.session_id,

@@ -29,6 +29,9 @@ class TaskRecord:
     saved_rules: SavedRules | None = None
     """The project's "Always allow" rules sent with ``StartTask``. Not checkpointed: a task resumed
     after a restart asks again rather than trust rules it can no longer show came from the user."""
+    last_task: bool = False
+    """``taskOptions.lastTask``: the session ends after this task. Not checkpointed: a resumed task
+    waits for its history like any other, which only costs time."""
 
 
 class TaskEnd(StrEnum):

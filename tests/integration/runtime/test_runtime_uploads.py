@@ -148,6 +148,31 @@ async def test_steps_do_not_wait_for_uploads_and_the_task_ends_once_its_history_
     assert moment(end) - completed[steps[-1]] > 0.8  # the end waited for the uploads queued before it
 
 
+async def test_a_last_tasks_end_does_not_wait_for_its_history(
+    launch: Launch, backend: Backend, workspace: Path, data_dir: Path, proxy: tuple[UploadProxy, str]
+) -> None:
+    """``taskOptions.lastTask`` (``cowork exec``): the history is durable in the spool when the end is
+    announced, and goes to the service afterwards — the exit never waits for it."""
+    uploads, url = proxy
+    uploads.delay_s = {"file_diff": 1.0, "session_history": 1.0}
+    async with ScriptedGateway(writes(workspace, 2)) as gateway:
+        rt = await launch(gateway.url, extra={"COWORK_BACKEND_URL": url})
+        await rt.create_session(backend, workspace)
+        await rt.start_task("Write two files", maxSteps=10, lastTask=True)
+        end = await rt.task_end("task_1", timeout=60)
+        spooled = [path.read_bytes() for path in (data_dir / "uploads").glob("*.upload")]
+
+        async def stored() -> Any:
+            return await backend.session_history(rt.workspace_id or "", rt.session_id or "")
+
+        history = await eventually(stored, timeout=20, what="the history, after the end")
+    assert end["eventType"] == "task_completed"
+    completed = [moment(e) for e in rt.events if e["eventType"] == "step_completed"]
+    assert moment(end) - completed[-1] < 0.5  # not the second the service took for each upload
+    assert any(b"session_history" in entry for entry in spooled)
+    assert history.messages[-1].content == "All written."
+
+
 async def test_uploads_the_service_refused_wait_in_the_spool_through_a_kill_and_go_with_the_next_runtime(
     launch: Launch, backend: Backend, workspace: Path, data_dir: Path, proxy: tuple[UploadProxy, str]
 ) -> None:
