@@ -1207,7 +1207,8 @@ class SessionHost:
         if runtime.availability is not None:
             # Counted exactly from then on: the tool prompt's counts too, at its next render.
             thread.on_exact_counts = runtime.availability.invalidate
-        uploads.start()  # and what earlier runtimes left in the spool for this backend
+        uploads.start()  # and what earlier runtimes left in the spool for this backend…
+        uploads.hold()  # …once the session's start and its first request are out of the way
         ctx.mcp = self._mcp_link(ctx)
         self._set_tools(ctx)
         return ctx

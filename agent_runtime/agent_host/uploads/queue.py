@@ -14,7 +14,8 @@ and keeps the rest for later:
   that grows (full jitter, :meth:`~contracts.retry.RetryPolicy.delay`) — new entries
   wait behind it;
 * what is still spooled when the session ends stays on disk; the next runtime with the same backend
-  sends it (:meth:`UploadQueue.start`, oldest first), before its own. Every entry carries an
+  sends it (oldest first, read in a thread once the queue may send: not on the session's start),
+  before its own. Every entry carries an
   ``Idempotency-Key``, so an entry sent twice — a process killed after the service stored it, or two
   runtimes starting at once — is stored once; and the service keeps the newest ``session_history``
   whatever order histories arrive in.
@@ -157,14 +158,11 @@ class UploadQueue:
         return self._stalled.is_set()
 
     def start(self) -> None:
-        """Take the spool's leftovers for this backend (oldest first) and start sending."""
+        """Start sending. The spool's leftovers for this backend are read by the sending task, in a
+        thread, once it may send (not on the session's start), and go first, oldest first."""
         if self._task is not None or self._closed:
             return
-        for path in self._spool.entries():
-            self._adopt(path)
         self._task = asyncio.get_running_loop().create_task(self._drain(), name="upload-queue")
-        if self._entries:
-            self._wake.set()
 
     def hold(self) -> None:
         """The agent loop works on a step: keep what is put from being sent until :meth:`release`, or
@@ -272,21 +270,35 @@ class UploadQueue:
 
     # ------------------------------------------------------------------ inside
 
-    def _adopt(self, path: Path) -> None:
-        """Queue a leftover entry of an earlier runtime, if it is for this backend and not too old."""
-        upload = self._spool.read(path)
-        if upload is None or upload.origin.rstrip("/") != self.origin:
-            return
-        try:
-            made_ns = int(path.name.split("-", 1)[0])
-        except ValueError:
-            made_ns = 0
-        if self._clock() - made_ns / 1e9 > MAX_AGE_S:
-            logger.warning("giving up on %s, spooled more than a week ago", upload.artifact_name)
-            self._spool.remove(path)
-            return
-        ticket: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._push(_Entry(path, upload.artifact_name, len(upload.content), True, ticket))
+    async def _take_leftovers(self) -> None:
+        """Queue, ahead of this session's own entries, what earlier runtimes left for this backend."""
+        own = {entry.path for entry in self._entries}
+        found = await asyncio.to_thread(self._leftovers, own)
+        loop = asyncio.get_running_loop()
+        entries = [_Entry(path, name, size, True, loop.create_future()) for path, name, size in found]
+        self._entries.extendleft(reversed(entries))
+        self._pending_bytes += sum(entry.size for entry in entries)
+
+    def _leftovers(self, own: set[Path]) -> list[tuple[Path, str, int]]:
+        """The spool's entries for this backend not put by this session (oldest first), as (path,
+        name, size); an entry older than :data:`MAX_AGE_S` is given up and removed. Blocking I/O."""
+        found = []
+        for path in self._spool.entries():
+            if path in own:
+                continue
+            upload = self._spool.read(path)
+            if upload is None or upload.origin.rstrip("/") != self.origin:
+                continue
+            try:
+                made_ns = int(path.name.split("-", 1)[0])
+            except ValueError:
+                made_ns = 0
+            if self._clock() - made_ns / 1e9 > MAX_AGE_S:
+                logger.warning("giving up on %s, spooled more than a week ago", upload.artifact_name)
+                self._spool.remove(path)
+                continue
+            found.append((path, upload.artifact_name, len(upload.content)))
+        return found
 
     def _push(self, entry: _Entry) -> None:
         self._entries.append(entry)
@@ -307,15 +319,15 @@ class UploadQueue:
             logger.exception("the upload-failure callback failed for %s", name)
 
     async def _drain(self) -> None:
+        await self._may_send()
+        await self._take_leftovers()
         failures = 0
         while True:
             if not self._entries:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            if not self._released.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._released.wait(), self._hold_s)
+            await self._may_send()
             entry = self._entries[0]
             outcome = await self._send(entry)
             if outcome is None:  # the service cannot be reached: keep it, wait, try again
@@ -334,6 +346,12 @@ class UploadQueue:
             self._spool.remove(entry.path)
             if not entry.ticket.done():
                 entry.ticket.set_result(outcome)
+
+    async def _may_send(self) -> None:
+        """Wait for :meth:`release`, or ``hold_s`` at most."""
+        if not self._released.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._released.wait(), self._hold_s)
 
     async def _send(self, entry: _Entry) -> str | None:
         """:data:`SENT`, why the entry was dropped, or None when it should be sent again later."""

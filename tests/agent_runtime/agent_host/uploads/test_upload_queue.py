@@ -334,8 +334,8 @@ async def test_an_entry_cut_short_is_removed_and_never_sent(spool: UploadSpool) 
     path.write_bytes(path.read_bytes()[:-3])  # what a power cut before the fsync can leave
     queue, _ = make_queue(spool, service)
     queue.start()
+    await eventually(lambda: spool.entries() == [])  # taken as a leftover: unreadable, removed
     await queue.aclose()
-    assert spool.entries() == []
     assert service.stored == []
 
 
@@ -366,9 +366,30 @@ async def test_leftovers_older_than_a_week_are_given_up(spool: UploadSpool) -> N
     service.open.clear()
     await queue.aclose()
     week_later = time.time() + 8 * 24 * 3600
-    queue, _ = make_queue(spool, Service(), clock=lambda: week_later)
+    later = Service()
+    queue, _ = make_queue(spool, later, clock=lambda: week_later)
     queue.start()
+    await eventually(lambda: spool.entries() == [])
     await queue.aclose()
+    assert later.stored == []
+
+
+async def test_leftovers_go_before_the_new_sessions_own_uploads(spool: UploadSpool) -> None:
+    down = Service()
+    down.down = True
+    queue, _ = make_queue(spool, down)
+    queue.start()
+    await put(queue, "left.diff")
+    await queue.aclose()
+    service = Service()
+    queue, _ = make_queue(spool, service)
+    queue.start()  # the spool is read by the sending task, not here
+    ticket = await put(queue, "own.diff")
+    try:
+        assert await queue.settle(ticket) == SENT
+    finally:
+        await queue.aclose()
+    assert service.names == ["left.diff", "own.diff"]
     assert spool.entries() == []
 
 
