@@ -684,9 +684,11 @@ class AgentLoop:
         the terminal event either way (seed 002) — and ``wait`` then holds the caller until it reached
         the service, while the service can be reached; one that cannot stays spooled and is sent later
         (:mod:`~agent_runtime.agent_host.uploads`). ``wait=False`` (the session's end) only spools it:
-        the runtime's exit never waits on the network, and nothing held back while the task ran
-        (:meth:`~agent_runtime.agent_host.uploads.UploadQueue.hold`) is started on its way out. A
-        snapshot of a session unchanged since the last one is not sent again."""
+        the runtime's exit never waits on the network (what goes meanwhile goes). After a last task
+        (``taskOptions.lastTask``) nothing held back while it ran
+        (:meth:`~agent_runtime.agent_host.uploads.UploadQueue.hold`) is started on its way out: the
+        next runtime sends it. A snapshot of a session unchanged since the last one is not sent
+        again."""
         ctx = self._ctx
         if ctx.uploader is None and ctx.uploads is None:
             return
@@ -700,7 +702,7 @@ class AgentLoop:
         content = json.dumps(history.to_wire(), ensure_ascii=False, default=str).encode()
         self._history_sent = unchanged
         if ctx.uploads is not None:
-            if wait:
+            if not task.last_task:
                 ctx.uploads.release()
             ticket = await ctx.uploads.put(
                 workspace_id=ctx.workspace_id,
