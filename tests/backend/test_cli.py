@@ -285,8 +285,8 @@ async def test_the_local_backend_removes_files_of_interrupted_uploads_when_it_st
 def test_the_listening_socket_sends_small_responses_at_once() -> None:
     import socket
 
-    from backend.cli import _bind
+    from backend.server import bind
 
-    listener = _bind("127.0.0.1", 0)
+    listener = bind("127.0.0.1", 0)
     with listener:
         assert listener.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
