@@ -82,7 +82,8 @@ def resolve_gateway(
     settings_file: Path | None = None,
 ) -> GatewaySettings:
     """The gateway to call; ``LaunchError`` if none is configured or the choice is unusable."""
-    saved = _saved_settings(settings_file or settings_path())
+    path = settings_file or settings_path()
+    saved = _saved_settings(path)
     chosen_endpoint = endpoint or environ.get("LLM_GATEWAY_ENDPOINT") or saved.get("endpoint")
     if not chosen_endpoint:
         if saved.get("preset") == "demo":  # the desktop's settings chose it: it has no fixed endpoint
@@ -99,7 +100,12 @@ def resolve_gateway(
         raise LaunchError(f"The gateway API must be anthropic or openai, not {chosen_api[:40]!r}")
     if not chosen_endpoint.startswith(("http://", "https://")):
         raise LaunchError(f"The gateway endpoint must be an http(s) URL: {chosen_endpoint[:200]}")
-    token = environ.get("LLM_GATEWAY_AUTH_TOKEN") or _keychain_token(chosen_endpoint)
+    token = environ.get("LLM_GATEWAY_AUTH_TOKEN") or None
+    if token is None and path.exists():
+        # Only Settings puts a token in the keychain, and it writes the settings file as it does: with
+        # no file there is none to find, and keyring's import (it probes every backend: ~40 ms) and
+        # lookup stay off the start of a first run, a CI job or a script that sets no token.
+        token = _keychain_token(chosen_endpoint)
     return GatewaySettings(
         endpoint=chosen_endpoint,
         api=chosen_api,

@@ -91,6 +91,26 @@ def test_flags_win_over_the_environment_which_wins_over_the_settings_file(tmp_pa
     assert mixed == GatewaySettings("http://flag:4", "openai", "env-model")
 
 
+def test_the_keychain_is_asked_for_a_token_only_once_settings_were_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+
+    def keychain(endpoint: str) -> str:
+        asked.append(endpoint)
+        return "keychain-token"
+
+    monkeypatch.setattr("desktop.launch.gateway._keychain_token", keychain)
+    environ = {"LLM_GATEWAY_ENDPOINT": "http://gw:1"}
+    # Never saved from Settings (a first run, CI, a script): no token of ours can be in the keychain.
+    assert resolve_gateway(environ, settings_file=tmp_path / "missing.json").token is None
+    assert asked == []
+    saved = settings(tmp_path, {"gateway": {"endpoint": "http://gw:1"}})
+    assert resolve_gateway(environ, settings_file=saved).token == "keychain-token"
+    assert resolve_gateway({**environ, "LLM_GATEWAY_AUTH_TOKEN": "env"}, settings_file=saved).token == "env"
+    assert asked == ["http://gw:1"]
+
+
 def test_the_runtime_gets_the_gateway_in_its_own_variables() -> None:
     chosen = GatewaySettings("http://gw:1", "openai", "m", "t")
     assert chosen.environment() == {
