@@ -27,7 +27,8 @@ def verdict(value: float, comparison: str | None, target: float | None) -> str:
     if comparison is None or target is None:
         return ""
     ok = value <= target if comparison == "<=" else value >= target
-    return f"{comparison} {target:,.0f}  {'ok' if ok else 'MISSED'}"
+    shown = f"{target:,.0f}" if target == int(target) else f"{target:,.1f}"  # 4.4 is not "4"
+    return f"{comparison} {shown}  {'ok' if ok else 'MISSED'}"
 
 
 def report(figures: dict[str, float], targets: Targets = TARGETS) -> str:
