@@ -4,6 +4,7 @@ shutdown, nothing lost across a restart) and the maintenance commands."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import os
@@ -219,6 +220,7 @@ def test_serve_without_peers_for_a_lone_service_is_a_usage_error(
         root.setLevel(level)
     assert code == 2
     assert "peers" in capsys.readouterr().err
+    assert gc.isenabled()  # the start paused the collector; a failed start turns it back on
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")

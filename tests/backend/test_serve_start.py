@@ -78,19 +78,6 @@ def test_the_other_commands_run_with_collection_on(
     assert "authPublicKey" in capsys.readouterr().out
 
 
-def test_a_failed_start_leaves_collection_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    try:
-        code = main(["serve", "--store", "memory", "--data-dir", str(tmp_path), "--service", "session"])
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-    assert code == 2
-    assert "peers" in capsys.readouterr().err
-    assert gc.isenabled()
-
-
 _PROBE = """
 import json, sys
 import backend.server
