@@ -84,10 +84,10 @@ class TaskOptions(WireModel):
     model: str | None = Field(default=None, min_length=1, max_length=200)
     """The model this task calls, chosen by the user for the conversation; it must be one the policy
     allows (``llmPolicy.allowedModels``). Absent: the runtime's configured model (seed 000 §6.2)."""
-    last_task: bool = False
-    """The session ends after this task (``cowork exec``): its history is made durable in the upload
-    spool and the terminal event does not wait for it to reach the Workspace Service — nobody reads
-    it there before the next runtime of the same backend sends it."""
+    last_task: bool | None = None
+    """``true``: the session ends after this task (``cowork exec``). Its history is made durable in
+    the upload spool and the terminal event does not wait for it to reach the Workspace Service —
+    nobody reads it there before the next runtime of the same backend sends it."""
 
 
 class StartTaskParams(WireModel):

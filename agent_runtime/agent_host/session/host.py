@@ -366,7 +366,7 @@ class SessionHost:
             approval_mode=options.approval_mode,
             allow_network=options.allow_network,
             saved_rules=saved_rules,
-            last_task=options.last_task,
+            last_task=bool(options.last_task),
         )
         self._task_ids.add(task.task_id)
         ctx.task_count += 1
