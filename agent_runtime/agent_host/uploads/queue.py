@@ -272,10 +272,14 @@ class UploadQueue:
 
     async def _take_leftovers(self) -> None:
         """Queue, ahead of this session's own entries, what earlier runtimes left for this backend."""
-        own = {entry.path for entry in self._entries}
-        found = await asyncio.to_thread(self._leftovers, own)
+        found = await asyncio.to_thread(self._leftovers, {entry.path for entry in self._entries})
+        queued = {entry.path for entry in self._entries}  # what was put while the thread read
         loop = asyncio.get_running_loop()
-        entries = [_Entry(path, name, size, True, loop.create_future()) for path, name, size in found]
+        entries = [
+            _Entry(path, name, size, True, loop.create_future())
+            for path, name, size in found
+            if path not in queued
+        ]
         self._entries.extendleft(reversed(entries))
         self._pending_bytes += sum(entry.size for entry in entries)
 
